@@ -1,0 +1,209 @@
+"""The energy ledger: the seeds' accounting as pure functions.
+
+Equation numbers refer to the review of "Only Accepted Tokens Count" (seeds/003); note 25 is
+seeds/000. Every ratio is a ratio of totals: joules are summed before dividing (Eq. 3, 14).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+
+def energy_at_j(times_s: Sequence[float], energies_j: Sequence[float], t_s: float) -> float | None:
+    """Cumulative energy at `t_s`, linearly interpolated between samples; None outside coverage."""
+    if not times_s or t_s < times_s[0] or t_s > times_s[-1]:
+        return None
+    i = bisect.bisect_left(times_s, t_s)
+    if times_s[i] == t_s:
+        return energies_j[i]
+    t_a, t_b = times_s[i - 1], times_s[i]
+    e_a, e_b = energies_j[i - 1], energies_j[i]
+    return e_a + (e_b - e_a) * (t_s - t_a) / (t_b - t_a)
+
+
+def window_energy_j(
+    times_s: Sequence[float], energies_j: Sequence[float], t0_s: float, t1_s: float
+) -> float | None:
+    """Energy of [t0, t1] from a cumulative counter, boundaries interpolated; None if not covered.
+
+    Never extrapolates: a window that ends after the last sample has no answer yet.
+    """
+    e0 = energy_at_j(times_s, energies_j, t0_s)
+    e1 = energy_at_j(times_s, energies_j, t1_s)
+    if e0 is None or e1 is None:
+        return None
+    return e1 - e0
+
+
+def mj_per_token(energy_j: float, committed_tokens: int) -> float | None:
+    """Window joules over committed tokens, in mJ (Eq. 3); None when nothing was committed."""
+    if committed_tokens <= 0:
+        return None
+    return 1000.0 * energy_j / committed_tokens
+
+
+def mj_per_token_from_power(power_w: float, tok_s: float) -> float | None:
+    """mJ/token at a steady state: watts over tokens per second (note 25: 22.9 W, 61.9 tok/s → 370)."""
+    if tok_s <= 0:
+        return None
+    return 1000.0 * power_w / tok_s
+
+
+def net_energy_j(gross_j: float, idle_power_w: float, duration_s: float) -> float:
+    """Energy above the measured idle baseline; may be negative, which is noise, not clamped."""
+    return gross_j - idle_power_w * duration_s
+
+
+@dataclass(frozen=True, slots=True)
+class ArmTotals:
+    """Totals of one arm's measurement window at one batch."""
+
+    energy_j: float
+    committed_tokens: int
+    duration_s: float
+
+    @property
+    def tok_s(self) -> float:
+        return self.committed_tokens / self.duration_s
+
+    @property
+    def power_w(self) -> float:
+        return self.energy_j / self.duration_s
+
+    @property
+    def mj_per_token(self) -> float:
+        return 1000.0 * self.energy_j / self.committed_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class PairedRatios:
+    """Draft over plain at equal actual batch: e_s/e_0 = (P_s/P_0) / U (Eq. 6)."""
+
+    energy_ratio: float
+    speedup: float
+    power_ratio: float
+
+
+def paired_ratios(plain: ArmTotals, draft: ArmTotals) -> PairedRatios:
+    """Energy ratio, speed-up and power ratio of the draft arm against the plain arm."""
+    return PairedRatios(
+        energy_ratio=draft.mj_per_token / plain.mj_per_token,
+        speedup=draft.tok_s / plain.tok_s,
+        power_ratio=draft.power_w / plain.power_w,
+    )
+
+
+def energy_ratio_from_power(power_ratio: float, speedup: float) -> float:
+    """Eq. 6: a 1.20× speed-up at 1.35× power costs 1.125× the energy per token."""
+    return power_ratio / speedup
+
+
+def energy_ratio_from_rounds(round_j_draft: float, round_j_plain: float, mean_advance: float) -> float:
+    """Eq. 4: e_s/e_0 = J_s / (J_0 · G) at equal batch."""
+    return round_j_draft / (round_j_plain * mean_advance)
+
+
+def drafting_saves_energy(mean_advance: float, round_energy_ratio: float) -> bool:
+    """Eq. 4: drafting saves energy iff the mean committed advance G exceeds J_s/J_0."""
+    return mean_advance > round_energy_ratio
+
+
+def acceptance(drafted: int, accepted: int) -> float | None:
+    """Accepted over drafted tokens; None when nothing was drafted."""
+    return accepted / drafted if drafted > 0 else None
+
+
+def mean_committed_advance(accepted: int, steps: int) -> float | None:
+    """G = 1 + accepted/steps: tokens committed per verify step (the target's own token plus accepted)."""
+    return 1.0 + accepted / steps if steps > 0 else None
+
+
+def mean_verified_width(drafted: int, steps: int) -> float | None:
+    """Mean rows the target verifies per step: v = k + 1, averaged over steps."""
+    return 1.0 + drafted / steps if steps > 0 else None
+
+
+def survival_from_positions(accepted_per_position: Sequence[int], steps: int) -> list[float]:
+    """S_j = Pr(A ≥ j), from per-position accepted counts (position 0 is S_1)."""
+    if steps <= 0:
+        return []
+    return [count / steps for count in accepted_per_position]
+
+
+def expected_advance(survival: Iterable[float]) -> float:
+    """Eq. 1: E[G] = 1 + Σ_j S_j."""
+    return 1.0 + sum(survival)
+
+
+def geometric_survival(p: float, k: int) -> list[float]:
+    """S_j = p^j for a constant conditional acceptance p (the review's teaching model)."""
+    return [p**j for j in range(1, k + 1)]
+
+
+def geometric_expected_advance(p: float, k: int) -> float:
+    """Eq. 2: E[G] = (1 − p^(k+1)) / (1 − p); k + 1 at p = 1."""
+    if p == 1.0:
+        return float(k + 1)
+    return (1.0 - p ** (k + 1)) / (1.0 - p)
+
+
+def marginal_width_threshold(next_survival: float, advance_k: float) -> float:
+    """Eq. 5: the (k+1)-th position pays iff ΔJ/J_k < S_{k+1}/G_k; returns that right-hand side."""
+    return next_survival / advance_k
+
+
+def marginal_width_pays(round_energy_increase: float, next_survival: float, advance_k: float) -> bool:
+    """Eq. 5 with ΔJ/J_k given as a fraction (0.02 = 2 % more energy per round)."""
+    return round_energy_increase < marginal_width_threshold(next_survival, advance_k)
+
+
+def mixed_mj_per_token(segments: Iterable[tuple[int, float]]) -> float | None:
+    """Eq. 14: token-weighted mean of per-segment mJ/token, i.e. joules summed before dividing."""
+    tokens = energy = 0.0
+    for n_tokens, e_mj in segments:
+        tokens += n_tokens
+        energy += n_tokens * e_mj
+    return energy / tokens if tokens > 0 else None
+
+
+@dataclass(frozen=True, slots=True)
+class RequestActivity:
+    """When a request ran and when it committed tokens, on the meter's monotonic clock."""
+
+    request_id: str
+    t_start_s: float
+    t_end_s: float
+    token_times_s: tuple[tuple[float, int], ...]  # (arrival time, tokens committed then)
+
+
+def attribute_energy_j(
+    meter_times_s: Sequence[float],
+    meter_energies_j: Sequence[float],
+    requests: Sequence[RequestActivity],
+) -> tuple[dict[str, float], float]:
+    """Split each meter interval's joules over the requests active in it.
+
+    Within an interval the split is by tokens each request committed there; an interval where
+    active requests committed nothing (prefill) is split equally; an interval with no active
+    request stays unattributed. Returns (joules per request, unattributed joules); the two add up
+    to the energy of the meter span.
+    """
+    per_request = {r.request_id: 0.0 for r in requests}
+    unattributed = 0.0
+    for i in range(1, len(meter_times_s)):
+        t_a, t_b = meter_times_s[i - 1], meter_times_s[i]
+        interval_j = meter_energies_j[i] - meter_energies_j[i - 1]
+        active = [r for r in requests if r.t_start_s < t_b and r.t_end_s > t_a]
+        if not active:
+            unattributed += interval_j
+            continue
+        tokens: Mapping[str, int] = {
+            r.request_id: sum(n for t, n in r.token_times_s if t_a < t <= t_b) for r in active
+        }
+        total_tokens = sum(tokens.values())
+        for r in active:
+            share = tokens[r.request_id] / total_tokens if total_tokens else 1.0 / len(active)
+            per_request[r.request_id] += interval_j * share
+    return per_request, unattributed

@@ -1,0 +1,151 @@
+"""The ledger reproduces the worked numbers of the review (seeds/003) and note 25 (seeds/000)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from collectors import ledger
+
+
+def test_geometric_advance_matches_the_review():
+    # p = 0.7: six drafts yield about 3.06 committed tokens, fifteen about 3.32 (Eq. 2).
+    assert ledger.geometric_expected_advance(0.7, 6) == pytest.approx(3.0588, abs=5e-5)
+    assert ledger.geometric_expected_advance(0.7, 15) == pytest.approx(3.32, abs=5e-3)
+    assert ledger.geometric_expected_advance(1.0, 4) == 5.0
+
+
+def test_eq1_and_eq2_agree_for_constant_acceptance():
+    survival = ledger.geometric_survival(0.7, 6)
+    assert ledger.expected_advance(survival) == pytest.approx(ledger.geometric_expected_advance(0.7, 6))
+
+
+def test_marginal_width_threshold_matches_the_review():
+    s7 = ledger.geometric_survival(0.7, 7)[-1]
+    g6 = ledger.geometric_expected_advance(0.7, 6)
+    assert s7 == pytest.approx(0.08235, abs=5e-6)
+    threshold = ledger.marginal_width_threshold(s7, g6)
+    assert threshold == pytest.approx(0.0269, abs=5e-5)
+    assert ledger.marginal_width_pays(0.02, s7, g6)
+    assert not ledger.marginal_width_pays(0.03, s7, g6)
+
+
+def test_faster_with_a_higher_energy_bill():
+    # 1.20x the speed at 1.35x the power costs 1.125x the energy per token (Eq. 6).
+    assert ledger.energy_ratio_from_power(1.35, 1.20) == pytest.approx(1.125)
+
+
+def test_paired_ratios_satisfy_eq6_on_note25_batch_one():
+    plain = ledger.ArmTotals(energy_j=22.9 * 10, committed_tokens=619, duration_s=10)
+    draft = ledger.ArmTotals(energy_j=29.8 * 10, committed_tokens=783, duration_s=10)
+    ratios = ledger.paired_ratios(plain, draft)
+    assert ratios.speedup == pytest.approx(1.26, abs=0.005)
+    assert ratios.energy_ratio == pytest.approx(1.03, abs=0.005)
+    assert ratios.energy_ratio == pytest.approx(ledger.energy_ratio_from_power(ratios.power_ratio, ratios.speedup))
+
+
+@pytest.mark.parametrize(
+    ("power_w", "tok_s", "mj"),
+    # note 25's table: every mJ/token cell is W / (tok/s)
+    [(22.9, 61.9, 370), (29.8, 78.3, 381), (39.1, 100.2, 391), (35.0, 125.5, 279), (36.9, 339.2, 109)],
+)
+def test_note25_mj_per_token(power_w, tok_s, mj):
+    assert ledger.mj_per_token_from_power(power_w, tok_s) == pytest.approx(mj, abs=1.0)
+
+
+def test_eq4_break_even():
+    # Rounds 1.5x as expensive pay only when G > 1.5.
+    assert ledger.drafting_saves_energy(1.6, 1.5)
+    assert not ledger.drafting_saves_energy(1.4, 1.5)
+    assert ledger.energy_ratio_from_rounds(1.5, 1.0, 2.0) == pytest.approx(0.75)
+
+
+def test_mixed_traffic_changes_sign_at_one_third_code():
+    # Plain 1 J/token; drafting 0.6 J/token on code and 1.2 J/token on conversation (Eq. 14).
+    def draft_mix(code_share: float) -> float:
+        n = 3000
+        code = round(n * code_share)
+        return ledger.mixed_mj_per_token([(code, 600.0), (n - code, 1200.0)])
+
+    assert draft_mix(1 / 3) == pytest.approx(1000.0)
+    assert draft_mix(0.30) > 1000.0
+    assert draft_mix(0.40) < 1000.0
+
+
+def test_mixed_is_a_ratio_of_totals_not_a_mean_of_ratios():
+    # 10 tokens at 100 mJ and 990 tokens at 300 mJ: the mean of ratios would say 200.
+    assert ledger.mixed_mj_per_token([(10, 100.0), (990, 300.0)]) == pytest.approx(298.0)
+
+
+def test_acceptance_advance_and_width():
+    # One request of the real drafting server: draft_n 19, accepted 15 over 32 decode steps.
+    assert ledger.acceptance(19, 15) == pytest.approx(15 / 19)
+    assert ledger.mean_committed_advance(15, 32) == pytest.approx(1.46875)
+    assert ledger.mean_verified_width(19, 32) == pytest.approx(1.59375)
+    assert ledger.acceptance(0, 0) is None
+    assert ledger.mean_committed_advance(0, 0) is None
+
+
+def test_survival_from_real_per_position_counters():
+    # draft-simple.metrics.after.txt: 208 verify steps, per position 166, 43, 5, 2; 216 accepted.
+    survival = ledger.survival_from_positions([166, 43, 5, 2], 208)
+    assert survival[0] == pytest.approx(166 / 208)
+    assert ledger.expected_advance(survival) == pytest.approx(ledger.mean_committed_advance(216, 208))
+
+
+def test_window_energy_interpolates_boundaries():
+    times = [0.0, 1.0, 2.0, 3.0]
+    energy = [0.0, 10.0, 30.0, 60.0]  # 10 W, then 20 W, then 30 W
+    assert ledger.window_energy_j(times, energy, 0.5, 2.5) == pytest.approx(5.0 + 20.0 + 15.0)
+    assert ledger.window_energy_j(times, energy, 1.0, 2.0) == pytest.approx(20.0)
+    assert ledger.window_energy_j(times, energy, 2.5, 3.5) is None  # never extrapolate
+
+
+def test_gross_and_net_energy():
+    assert ledger.net_energy_j(100.0, 5.0, 10.0) == pytest.approx(50.0)
+    assert ledger.net_energy_j(40.0, 5.0, 10.0) == pytest.approx(-10.0)  # noise stays visible
+
+
+def test_attribution_splits_by_tokens_and_adds_up():
+    times = [0.0, 1.0, 2.0]
+    energy = [0.0, 30.0, 50.0]
+    a = ledger.RequestActivity("a", 0.0, 2.0, ((0.5, 1), (0.9, 2), (1.5, 1)))
+    b = ledger.RequestActivity("b", 0.2, 1.8, ((0.6, 3), (1.6, 3)))
+    per_request, unattributed = ledger.attribute_energy_j(times, energy, [a, b])
+    # interval 1: a 3 tokens, b 3 tokens -> 15 J each; interval 2: a 1, b 3 -> 5 and 15 J
+    assert per_request["a"] == pytest.approx(20.0)
+    assert per_request["b"] == pytest.approx(30.0)
+    assert unattributed == 0.0
+
+
+def test_attribution_prefill_equal_split_and_idle_unattributed():
+    times = [0.0, 1.0, 2.0, 3.0]
+    energy = [0.0, 5.0, 15.0, 25.0]
+    a = ledger.RequestActivity("a", 1.0, 3.0, ((2.5, 4),))
+    b = ledger.RequestActivity("b", 1.0, 3.0, ())
+    per_request, unattributed = ledger.attribute_energy_j(times, energy, [a, b])
+    assert unattributed == pytest.approx(5.0)  # nothing ran in the first second
+    assert per_request["a"] == pytest.approx(5.0 + 10.0)
+    assert per_request["b"] == pytest.approx(5.0)
+
+
+@given(
+    st.lists(st.floats(min_value=0.0, max_value=50.0), min_size=2, max_size=20),
+    st.lists(
+        st.tuples(st.floats(0, 19), st.floats(0, 19), st.lists(st.tuples(st.floats(0, 19), st.integers(1, 5)))),
+        min_size=1,
+        max_size=5,
+    ),
+)
+def test_attribution_conserves_energy(increments, raw_requests):
+    times = [float(i) for i in range(len(increments) + 1)]
+    energy = [0.0]
+    for inc in increments:
+        energy.append(energy[-1] + inc)
+    requests = [
+        ledger.RequestActivity(str(i), min(a, b), max(a, b) + 0.5, tuple(tokens))
+        for i, (a, b, tokens) in enumerate(raw_requests)
+    ]
+    per_request, unattributed = ledger.attribute_energy_j(times, energy, requests)
+    assert sum(per_request.values()) + unattributed == pytest.approx(energy[-1], abs=1e-6)
