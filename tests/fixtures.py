@@ -1,0 +1,23 @@
+"""The real llama-server captures (tests/data/llama-server, copied from the shared fixtures)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+FIXTURES = Path(__file__).resolve().parent / "data" / "llama-server"
+PREFIXES = ("plain", "draft-simple", "void")
+
+
+def read_text(name: str) -> str:
+    return (FIXTURES / name).read_text(encoding="utf-8")
+
+
+def read_json(name: str):
+    return json.loads(read_text(name))
+
+
+def sse_lines(name: str) -> list[tuple[float, str]]:
+    """(seconds since the request was sent, raw SSE line) for a captured stream."""
+    rows = [json.loads(line) for line in read_text(name).splitlines() if line.strip()]
+    return [(row["t_s"], row["line"]) for row in rows]
