@@ -1,0 +1,136 @@
+"""The streaming request client: sends one request, timestamps every event, returns a RequestRecord.
+
+Works against llama-server's native `/completion` and OpenAI-style `/v1/chat/completions`
+(llama-server, vLLM, SGLang). API keys go in a header to their server and nowhere else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import httpx
+
+from collectors import latency, streams
+from collectors.errors import ServerUnreachable, SpectopError
+from collectors.model import RequestRecord
+
+DEFAULT_PROMPT = (
+    "Explain, in plain words, why a power supply draws more current when the load on it grows, "
+    "and what that means for the efficiency of a computer under heavy work."
+)
+_request_ids = itertools.count(1)
+
+BusyProbe = Callable[[], Awaitable[int | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestSpec:
+    """What to send. Temperature 0 and a fixed length make plain and draft outputs comparable."""
+
+    prompt: str = DEFAULT_PROMPT
+    max_tokens: int = 128
+    route: str = "completion"  # "completion" (llama-server native) or "chat"
+    temperature: float = 0.0
+    ignore_eos: bool = True
+    dialect: str = "llama.cpp"  # "llama.cpp", "vllm", "sglang" or "openai"
+    model: str | None = None
+
+
+def request_body(spec: RequestSpec) -> tuple[str, dict[str, object]]:
+    """The path and JSON body for a spec, with each dialect's way of reporting tokens per chunk."""
+    llama = spec.dialect == "llama.cpp"
+    if spec.route == "completion":
+        body: dict[str, object] = {"prompt": spec.prompt, "n_predict": spec.max_tokens}
+        path = "/completion"
+    else:
+        body = {
+            "messages": [{"role": "user", "content": spec.prompt}],
+            "max_tokens": spec.max_tokens,
+            "stream_options": {"include_usage": True, "continuous_usage_stats": not llama},
+        }
+        path = "/v1/chat/completions"
+        if spec.model:
+            body["model"] = spec.model
+        if spec.dialect == "sglang":
+            body["return_spec_tokens_details"] = True
+    body.update({"stream": True, "temperature": spec.temperature})
+    if spec.ignore_eos:
+        body["ignore_eos"] = True
+    if llama:
+        # per-event cumulative timings: exact token counts and a verify-step key on every event
+        body["timings_per_token"] = True
+    return path, body
+
+
+async def _watch_busy(probe: BusyProbe, samples: list[int], period_s: float) -> None:
+    while True:
+        busy = await probe()
+        if busy is not None:
+            samples.append(busy)
+        await asyncio.sleep(period_s)
+
+
+async def stream_request(
+    client: httpx.AsyncClient,
+    base_url: str,
+    spec: RequestSpec,
+    *,
+    api_key: str | None = None,
+    busy_probe: BusyProbe | None = None,
+    tag: str = "",
+    clock: Callable[[], float] = time.monotonic,
+) -> RequestRecord:
+    """Send one streamed request and record every event's arrival on the monotonic clock."""
+    path, body = request_body(spec)
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    state = streams.StreamState()
+    native = spec.route == "completion"
+    busy_samples: list[int] = []
+    watcher = asyncio.create_task(_watch_busy(busy_probe, busy_samples, 0.1)) if busy_probe else None
+    t_send = clock()
+    try:
+        async with client.stream("POST", base_url.rstrip("/") + path, json=body, headers=headers) as response:
+            if response.status_code != 200:
+                detail = (await response.aread()).decode("utf-8", "replace")[:300]
+                raise SpectopError(
+                    f"{base_url}{path} answered HTTP {response.status_code}: {detail}",
+                    "check the URL and the server's log",
+                )
+            async for line in response.aiter_lines():
+                streams.feed_line(state, clock(), line, native)
+    except httpx.TransportError as exc:
+        raise ServerUnreachable(
+            f"cannot stream from {base_url}{path}: {type(exc).__name__}", "is the server running?"
+        ) from exc
+    finally:
+        if watcher:
+            watcher.cancel()
+    t_done = clock()
+    drafting = state.draft_n is not None and state.draft_n > 0
+    return RequestRecord(
+        request_id=f"r{next(_request_ids)}",
+        server_url=base_url,
+        route=path,
+        t_send_s=t_send,
+        t_done_s=t_done,
+        events=tuple(state.events),
+        latency=latency.profile(state.events, t_send, drafting=drafting),
+        committed_tokens=state.committed_tokens,
+        prompt_tokens=state.prompt_tokens,
+        draft_n=state.draft_n,
+        draft_n_accepted=state.draft_n_accepted,
+        server_steps=state.server_steps,
+        finish_reason=state.finish_reason,
+        model=state.model,
+        text_sha256=state.text_sha256,
+        text_chars=len(state.text),
+        concurrency_mean=sum(busy_samples) / len(busy_samples) if busy_samples else None,
+        concurrency_max=max(busy_samples) if busy_samples else None,
+        tag=tag,
+        error=state.error if state.error else (None if state.done else "stream ended early"),
+        tokens_per_event_exact=state.tokens_per_event_exact,
+    )

@@ -1,0 +1,162 @@
+"""Parse streamed responses (llama-server native and OpenAI-style SSE) into timed chunk events.
+
+Pure: fed (arrival time, data payload) pairs, so tests replay captured streams exactly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from collectors.latency import ChunkEvent
+
+
+@dataclass
+class StreamState:
+    """What a stream has said so far; `final` fields arrive with the last events."""
+
+    events: list[ChunkEvent] = field(default_factory=list)
+    text_parts: list[str] = field(default_factory=list)
+    committed_tokens: int | None = None
+    prompt_tokens: int | None = None
+    draft_n: int | None = None
+    draft_n_accepted: int | None = None
+    server_steps: int | None = None
+    finish_reason: str | None = None
+    model: str | None = None
+    error: str | None = None
+    done: bool = False
+    tokens_per_event_exact: bool = True
+    _cumulative: int = 0
+
+    @property
+    def text(self) -> str:
+        return "".join(self.text_parts)
+
+    @property
+    def text_sha256(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+    def add_tokens(self, t_s: float, cumulative: int | None, text: str, step_key: float | None) -> None:
+        """Record an event from a cumulative token count when the server gives one, else one per text."""
+        if cumulative is not None and self.tokens_per_event_exact:
+            n_tokens = max(0, cumulative - self._cumulative)
+            self._cumulative = max(self._cumulative, cumulative)
+        elif cumulative is not None:
+            n_tokens = 0  # a final usage count after uncounted chunks is not an event of its own
+        else:
+            n_tokens = 1 if text else 0
+            if text:
+                self.tokens_per_event_exact = False
+        if text:
+            self.text_parts.append(text)
+        if n_tokens:
+            self.events.append(ChunkEvent(t_s, n_tokens, step_key))
+
+    def take_timings(self, timings: dict[str, Any]) -> None:
+        if "predicted_n" in timings:
+            self.committed_tokens = int(timings["predicted_n"])
+        if "prompt_n" in timings and self.prompt_tokens is None:
+            self.prompt_tokens = int(timings["prompt_n"]) + int(timings.get("cache_n", 0))
+        if "draft_n" in timings:
+            self.draft_n = int(timings["draft_n"])
+            self.draft_n_accepted = int(timings.get("draft_n_accepted", 0))
+
+
+def _step_key(timings: dict[str, Any] | None) -> float | None:
+    # llama-server stamps every token of one verify step with the same predicted_ms.
+    return float(timings["predicted_ms"]) if timings and "predicted_ms" in timings else None
+
+
+def feed_native(state: StreamState, t_s: float, payload: dict[str, Any]) -> None:
+    """One event of llama-server's native /completion stream."""
+    if "error" in payload:
+        state.error = _error_text(payload["error"])
+        state.done = True
+        return
+    timings = payload.get("timings")
+    if payload.get("stop"):
+        state.done = True
+        state.model = payload.get("model", state.model)
+        state.finish_reason = payload.get("stop_type")
+        if timings:
+            state.take_timings(timings)
+        if "tokens_predicted" in payload:
+            state.committed_tokens = int(payload["tokens_predicted"])
+        if "tokens_evaluated" in payload:
+            state.prompt_tokens = int(payload["tokens_evaluated"])
+        # a stop-word partial can carry the last text together with stop=true
+        state.add_tokens(t_s, payload.get("tokens_predicted"), payload.get("content", ""), _step_key(timings))
+        return
+    if "prompt_progress" in payload:
+        return  # prompt progress events carry a placeholder token id, not output
+    state.add_tokens(t_s, payload.get("tokens_predicted"), payload.get("content", ""), _step_key(timings))
+
+
+def feed_openai(state: StreamState, t_s: float, payload: dict[str, Any]) -> None:
+    """One chunk of an OpenAI-style stream (llama-server, vLLM, SGLang chat or completions)."""
+    if "error" in payload:
+        state.error = _error_text(payload["error"])
+        state.done = True
+        return
+    state.model = payload.get("model", state.model)
+    timings = payload.get("timings")
+    usage = payload.get("usage") or {}
+    cumulative = None
+    if timings and "predicted_n" in timings:
+        cumulative = int(timings["predicted_n"])
+    elif "completion_tokens" in usage:
+        cumulative = int(usage["completion_tokens"])
+    text = ""
+    for choice in payload.get("choices") or []:
+        delta = choice.get("delta") or {}
+        text += (delta.get("content") or "") + (delta.get("reasoning_content") or "") + (choice.get("text") or "")
+        if choice.get("finish_reason"):
+            state.finish_reason = choice["finish_reason"]
+    state.add_tokens(t_s, cumulative, text, _step_key(timings))
+    if timings:
+        state.take_timings(timings)
+    if "completion_tokens" in usage:
+        state.committed_tokens = int(usage["completion_tokens"])
+        state.prompt_tokens = usage.get("prompt_tokens", state.prompt_tokens)
+    _take_spec_details(state, payload)
+
+
+def _take_spec_details(state: StreamState, payload: dict[str, Any]) -> None:
+    vllm = ((payload.get("metrics") or {}).get("speculative_decoding")) or None
+    if isinstance(vllm, dict):
+        state.draft_n = int(vllm.get("num_draft_tokens", 0))
+        state.draft_n_accepted = int(vllm.get("num_accepted_draft_tokens", 0))
+        state.server_steps = int(vllm.get("num_spec_steps", 0))
+    sglang = ((payload.get("sglext") or {}).get("spec_tokens_details")) or None
+    if isinstance(sglang, dict):
+        state.draft_n = int(sglang.get("spec_num_proposed_drafts", 0))
+        state.draft_n_accepted = int(sglang.get("spec_num_correct_drafts", 0))
+        state.server_steps = int(sglang.get("spec_verify_ct", 0))
+
+
+def _error_text(error: Any) -> str:
+    if isinstance(error, dict):
+        return str(error.get("message") or error)
+    return str(error)
+
+
+def feed_line(state: StreamState, t_s: float, line: str, native: bool) -> None:
+    """Feed one raw SSE line; comments, blank lines and `[DONE]` are handled here."""
+    line = line.strip()
+    if not line.startswith("data:"):
+        return
+    data = line[5:].strip()
+    if data == "[DONE]":
+        state.done = True
+        return
+    try:
+        payload = json.loads(data)
+    except json.JSONDecodeError:
+        state.error = f"server sent a line that is not JSON: {data[:80]!r}"
+        return
+    if payload is None:
+        return
+    (feed_native if native else feed_openai)(state, t_s, payload)

@@ -1,0 +1,118 @@
+"""Captured streams of a real llama-server parse into the server's own counts."""
+
+from __future__ import annotations
+
+import pytest
+
+from collectors import latency, streams
+from tests.fixtures import PREFIXES, read_json, sse_lines
+
+
+def replay(name: str, native: bool) -> streams.StreamState:
+    state = streams.StreamState()
+    for t_s, line in sse_lines(name):
+        streams.feed_line(state, t_s, line, native)
+    return state
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+def test_native_stream_counts_match_timings(prefix):
+    state = replay(f"{prefix}.completion.sse.jsonl", native=True)
+    assert state.done and state.error is None
+    assert state.committed_tokens == 48
+    # events can carry two tokens (incomplete UTF-8), so the sum, not the count, matches
+    assert sum(e.n_tokens for e in state.events) == state.committed_tokens
+    assert state.model == "tiny-target.gguf"
+    assert state.finish_reason == "limit"
+    if prefix == "draft-simple":
+        assert (state.draft_n, state.draft_n_accepted) == (19, 15)
+    else:
+        assert state.draft_n is None
+
+
+def test_draft_stream_bursts_give_verify_steps():
+    state = replay("draft-simple.completion.sse.jsonl", native=True)
+    prof = latency.profile(state.events, 0.0, drafting=True)
+    # 48 tokens = 1 from prefill + 32 steps committing 1 + accepted each; 15 accepted in all
+    assert sum(prof.burst_sizes) == 48
+    assert len(prof.burst_sizes) - 1 == 32
+    assert sum(size - 1 for size in prof.burst_sizes[1:]) == state.draft_n_accepted
+
+
+@pytest.mark.parametrize("prefix", ["plain", "void"])
+def test_plain_streams_have_one_token_steps(prefix):
+    state = replay(f"{prefix}.completion.sse.jsonl", native=True)
+    prof = latency.profile(state.events, 0.0, drafting=False)
+    assert prof.burst_sizes == tuple(e.n_tokens for e in state.events)
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+def test_chat_stream_takes_usage_and_timings(prefix):
+    state = replay(f"{prefix}.chat.sse.jsonl", native=False)
+    assert state.done and state.error is None
+    assert state.committed_tokens == 48
+    assert state.finish_reason == "length"
+    # without timings_per_token a chat stream has no per-chunk counts: say so
+    assert not state.tokens_per_event_exact
+    assert 0 < sum(e.n_tokens for e in state.events) <= 48
+    if prefix == "draft-simple":
+        assert (state.draft_n, state.draft_n_accepted) == (17, 17)
+    else:
+        assert state.draft_n is None
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+def test_text_hash_equals_non_stream_content(prefix):
+    # The streamed text is the non-streamed content of an identical request at temperature 0.
+    state = replay(f"{prefix}.completion.sse.jsonl", native=True)
+    assert state.text == read_json(f"{prefix}.completion.json")["content"]
+
+
+def test_timings_per_token_gives_exact_step_keys():
+    # Events of one verify step share predicted_ms (llama_server.md §10.3).
+    state = streams.StreamState()
+    lines = [
+        (0.000, {"content": "a", "tokens_predicted": 1, "timings": {"predicted_ms": 0.001, "predicted_n": 1}}),
+        (0.005, {"content": "b", "tokens_predicted": 2, "timings": {"predicted_ms": 5.4, "predicted_n": 2}}),
+        (0.006, {"content": "c", "tokens_predicted": 3, "timings": {"predicted_ms": 5.4, "predicted_n": 3}}),
+        (0.011, {"content": "d", "tokens_predicted": 4, "timings": {"predicted_ms": 11.1, "predicted_n": 4}}),
+    ]
+    import json
+
+    for t_s, payload in lines:
+        streams.feed_line(state, t_s, "data: " + json.dumps(payload), native=True)
+    assert [len(b) for b in latency.split_bursts(state.events)] == [1, 2, 1]
+
+
+def test_error_event_and_junk_are_reported():
+    state = streams.StreamState()
+    streams.feed_line(state, 0.0, 'data: {"error": {"code": 500, "message": "boom"}}', native=True)
+    assert state.error == "boom" and state.done
+    junk = streams.StreamState()
+    streams.feed_line(junk, 0.0, "data: <html>", native=True)
+    assert "not JSON" in junk.error
+    ignored = streams.StreamState()
+    for line in [":", "", "event: ping", "data: null"]:
+        streams.feed_line(ignored, 0.0, line, native=True)
+    assert ignored.events == [] and ignored.error is None
+
+
+def test_vllm_and_sglang_spec_details():
+    vllm = streams.StreamState()
+    streams.feed_openai(vllm, 0.0, {"choices": [], "usage": {"completion_tokens": 100, "prompt_tokens": 9},
+                                    "metrics": {"speculative_decoding": {"num_draft_tokens": 90,
+                                                "num_accepted_draft_tokens": 60, "num_spec_steps": 30}}})
+    assert (vllm.draft_n, vllm.draft_n_accepted, vllm.server_steps, vllm.committed_tokens) == (90, 60, 30, 100)
+    sglang = streams.StreamState()
+    streams.feed_openai(sglang, 0.0, {"choices": [], "sglext": {"spec_tokens_details": {
+        "spec_verify_ct": 20, "spec_num_correct_drafts": 25, "spec_num_proposed_drafts": 60}}})
+    assert (sglang.draft_n, sglang.draft_n_accepted, sglang.server_steps) == (60, 25, 20)
+
+
+def test_vllm_continuous_usage_counts_multi_token_chunks():
+    state = streams.StreamState()
+    for t_s, text, cumulative in [(0.1, "Hello", 1), (0.2, " big world", 3), (0.3, "!", 4)]:
+        streams.feed_openai(state, t_s, {"choices": [{"delta": {"content": text}}],
+                                         "usage": {"completion_tokens": cumulative}})
+    assert [e.n_tokens for e in state.events] == [1, 2, 1]
+    assert state.tokens_per_event_exact
