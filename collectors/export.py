@@ -1,0 +1,78 @@
+"""Stable JSON forms of snapshots and request records (documented in the README)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from collectors.latency import Tail
+from collectors.model import RequestRecord
+from collectors.servers.snapshot import ServerSnapshot
+
+SNAPSHOT_SCHEMA = "spectop.snapshot/1"
+REQUEST_SCHEMA = "spectop.request/1"
+
+
+def _round(value: float | None, digits: int = 4) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def tail_dict(tail: Tail) -> dict[str, Any]:
+    return {"count": tail.count, "p50_ms": _round(tail.p50_ms), "p95_ms": _round(tail.p95_ms),
+            "p99_ms": _round(tail.p99_ms), "max_ms": _round(tail.max_ms)}
+
+
+def snapshot_dict(snap: ServerSnapshot) -> dict[str, Any]:
+    """Everything the dashboard shows of a server, plus the derived drafting figures."""
+    body = asdict(snap)
+    body.pop("taken_at_s")
+    body["per_position_total"] = list(snap.per_position_total)
+    body["window_per_position"] = list(snap.window_per_position)
+    body.update(
+        schema=SNAPSHOT_SCHEMA,
+        acceptance=_round(snap.acceptance),
+        mean_advance=_round(snap.mean_advance),
+        verified_width=_round(snap.verified_width),
+        survival=[_round(s) for s in snap.survival],
+        live_tok_s=_round(snap.live_tok_s, 2),
+        window_s=_round(snap.window_s, 3),
+        busy_slots_per_decode=_round(snap.busy_slots_per_decode),
+    )
+    return body
+
+
+def request_dict(record: RequestRecord) -> dict[str, Any]:
+    """One request: the server's counts, what spectop derived, and the latency tails."""
+    lat = record.latency
+    return {
+        "schema": REQUEST_SCHEMA,
+        "request_id": record.request_id,
+        "server_url": record.server_url,
+        "route": record.route,
+        "model": record.model,
+        "tag": record.tag,
+        "error": record.error,
+        "committed_tokens": record.committed_tokens,
+        "prompt_tokens": record.prompt_tokens,
+        "draft_n": record.draft_n,
+        "draft_n_accepted": record.draft_n_accepted,
+        "acceptance": _round(record.acceptance),
+        "steps": record.steps,
+        "mean_advance": _round(record.mean_advance),
+        "verified_width": _round(record.verified_width),
+        "duration_s": _round(record.duration_s),
+        "tok_s": _round(record.tok_s, 2),
+        "decode_tok_s": _round(record.decode_tok_s, 2),
+        "ttft_ms": _round(lat.ttft_ms, 3),
+        "events": lat.events,
+        "chunk_gaps": tail_dict(lat.chunk_gaps),
+        "token_gaps": tail_dict(lat.token_gaps),
+        "step_gaps": tail_dict(lat.step_gaps),
+        "burst_sizes": list(lat.burst_sizes),
+        "tokens_per_event_exact": record.tokens_per_event_exact,
+        "concurrency_mean": _round(record.concurrency_mean, 3),
+        "concurrency_max": record.concurrency_max,
+        "finish_reason": record.finish_reason,
+        "text_sha256": record.text_sha256,
+        "text_chars": record.text_chars,
+    }

@@ -1,0 +1,93 @@
+"""`spectop probe`: send one streamed request and print its record."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections import Counter
+
+from rich.markup import escape
+from rich.table import Table
+
+from collectors import export
+from collectors.client import DEFAULT_PROMPT, RequestSpec, stream_request
+from collectors.errors import SpectopError
+from collectors.model import RequestRecord
+from collectors.servers import LlamaCppCollector, check_url, detect
+from tui.commands._common import add_server_options, api_key, console, fmt, http_client, pct, print_json
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("probe", help="send one streamed request and print its figures",
+                                   description="Send one streamed request at temperature 0 and print "
+                                   "tokens, drafting, speed and latency tails as the stream showed them.")
+    add_server_options(parser)
+    parser.add_argument("--tokens", type=int, default=128, metavar="N", help="tokens to generate (default 128)")
+    parser.add_argument("--prompt", default=DEFAULT_PROMPT, metavar="TEXT", help="prompt text")
+    parser.add_argument("--route", choices=("completion", "chat"), default=None,
+                        help="llama-server native /completion or OpenAI /v1/chat/completions "
+                        "(default: completion on llama-server, chat elsewhere)")
+    parser.set_defaults(run=run)
+
+
+async def send(args: argparse.Namespace) -> RequestRecord:
+    url = check_url(args.server)
+    if args.tokens < 1:
+        raise SpectopError(f"--tokens must be at least 1, not {args.tokens}", "e.g. --tokens 128")
+    client = http_client(api_key(args))
+    try:
+        backend = await detect(url, client)
+        route = args.route or ("completion" if backend == "llama.cpp" else "chat")
+        spec = RequestSpec(prompt=args.prompt, max_tokens=args.tokens, route=route, dialect=backend)
+        busy = LlamaCppCollector(url, client=client).busy_slots if backend == "llama.cpp" else None
+        return await stream_request(client, url, spec, busy_probe=busy, tag="probe")
+    finally:
+        await client.aclose()
+
+
+def run(args: argparse.Namespace) -> int:
+    record = asyncio.run(send(args))
+    if args.json:
+        print_json(export.request_dict(record))
+    else:
+        console().print(render(record))
+    return 0 if record.ok else 1
+
+
+def render(record: RequestRecord) -> Table:
+    lat = record.latency
+    table = Table(title=f"one request to {escape(record.server_url)}{escape(record.route)}",
+                  show_header=False, box=None)
+    table.add_column(style="bold")
+    table.add_column()
+    sizes = Counter(lat.burst_sizes[1:])
+    rows = [
+        ("model", escape(record.model or "—")),
+        ("tokens", f"{fmt(record.committed_tokens, 'd')} committed ({lat.events} events, "
+                   f"prompt {fmt(record.prompt_tokens, 'd')})"),
+        ("drafted / accepted", "nothing drafted" if record.draft_n is None
+         else f"{record.draft_n} / {record.draft_n_accepted}"),
+        ("acceptance", pct(record.acceptance)),
+        ("verify steps", str(record.steps)),
+        ("G (tokens per step)", fmt(record.mean_advance, ".2f")),
+        ("verified width", fmt(record.verified_width, ".2f")),
+        ("tok/s", f"{fmt(record.tok_s)} overall, {fmt(record.decode_tok_s)} after the first token"),
+        ("TTFT", fmt(lat.ttft_ms, ".1f", " ms")),
+        ("chunk gaps p50/p95/p99/max", _tail(lat.chunk_gaps)),
+        ("step gaps p50/p95/p99/max", _tail(lat.step_gaps)),
+        ("burst sizes", ", ".join(f"{size}×{n}" for size, n in sorted(sizes.items())) or "—"),
+        ("server busy slots", f"mean {fmt(record.concurrency_mean, '.2f')}, max {fmt(record.concurrency_max, 'd')}"),
+        ("finish", escape(record.finish_reason or "—")),
+    ]
+    if record.error:
+        rows.append(("error", escape(record.error)))
+    if not record.tokens_per_event_exact:
+        rows.append(("note", "this stream gave no token counts per event; gaps are per event"))
+    for name, value in rows:
+        table.add_row(name, value)
+    return table
+
+
+def _tail(tail) -> str:
+    values = (tail.p50_ms, tail.p95_ms, tail.p99_ms, tail.max_ms)
+    return " / ".join(fmt(v, ".2f") for v in values) + (" ms" if tail.count else "")

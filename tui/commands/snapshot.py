@@ -1,0 +1,83 @@
+"""`spectop snapshot`: poll a server and print what the dashboard would show."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from rich.markup import escape
+from rich.table import Table
+
+from collectors import export
+from collectors.errors import ServerUnreachable, SpectopError
+from collectors.servers import LlamaCppCollector, ServerSnapshot, check_url, detect
+from tui.commands._common import add_server_options, api_key, console, fmt, http_client, pct, print_json
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("snapshot", help="poll a server once and print what spectop sees",
+                                   description="Poll a server and print its identity, load and drafting figures.")
+    add_server_options(parser)
+    parser.add_argument("--window", type=float, default=1.0, metavar="S",
+                        help="seconds between two polls, for live rates (0: one poll, no rates; default 1)")
+    parser.set_defaults(run=run)
+
+
+async def take(url: str, key: str | None, window_s: float) -> ServerSnapshot:
+    url = check_url(url)
+    client = http_client(key)
+    collector = LlamaCppCollector(url, client=client)
+    try:
+        backend = await detect(url, client)
+        if backend != "llama.cpp":
+            raise SpectopError(f"{url} is {backend}; this version of spectop reads llama-server only",
+                               "point --server at a llama-server")
+        snap = await collector.poll()
+        if window_s > 0 and snap.ok:
+            await asyncio.sleep(window_s)
+            snap = await collector.poll()
+    finally:
+        await collector.aclose()
+    if snap.status == "unreachable":
+        raise ServerUnreachable(snap.error or url, snap.fix or "")
+    return snap
+
+
+def run(args: argparse.Namespace) -> int:
+    snap = asyncio.run(take(args.server, api_key(args), args.window))
+    if args.json:
+        print_json(export.snapshot_dict(snap))
+    else:
+        console().print(render(snap))
+    return 0
+
+
+def render(snap: ServerSnapshot) -> Table:
+    """A two-column table; every server-provided string is escaped."""
+    table = Table(title=f"{escape(snap.backend)} at {escape(snap.url)}", show_header=False, box=None)
+    table.add_column(style="bold")
+    table.add_column()
+    drafting = {True: "yes", False: "no: this server drafts nothing", None: "unknown (/slots unavailable)"}
+    rows = [
+        ("status", escape(snap.status) + (f" — {escape(snap.error)}" if snap.error else "")),
+        ("model", escape(snap.model or "—")),
+        ("build", escape(snap.build or "—")),
+        ("slots", f"{fmt(snap.slots_busy, 'd')} busy of {fmt(snap.slots_total, 'd')}"),
+        ("deferred", fmt(snap.requests_deferred, "d")),
+        ("drafting", drafting[snap.drafting] + (f" ({escape(snap.spec_types)})" if snap.spec_types else "")),
+        ("tokens/s (live)", fmt(snap.live_tok_s) + ("" if snap.live_tok_s_exact or snap.live_tok_s is None else " (lower bound)")),
+        ("busy slots per decode", fmt(snap.busy_slots_per_decode, ".2f")),
+        ("acceptance", pct(snap.acceptance)),
+        ("mean committed advance G", fmt(snap.mean_advance, ".2f")),
+        ("verified width", fmt(snap.verified_width, ".2f")),
+        ("survival S_j", " ".join(f"{s:.2f}" for s in snap.survival) or "—"),
+        ("tokens generated (total)", fmt(snap.tokens_predicted_total, "d")),
+        ("drafted / accepted (total)", f"{fmt(snap.drafted_total, 'd')} / {fmt(snap.accepted_total, 'd')}"),
+        ("/metrics", escape(snap.metrics_status)),
+        ("/slots", escape(snap.slots_status)),
+    ]
+    if snap.restarted:
+        rows.append(("note", "the server restarted between polls; window figures start over"))
+    for name, value in rows:
+        table.add_row(name, value)
+    return table
