@@ -144,14 +144,3 @@ def make_pynvml(gpus: list[FakeGpu], init_error: int | None = None, driver: str 
     nv.nvmlDeviceGetFieldValues = nvmlDeviceGetFieldValues
     nv.init_count = lambda: state["init"]
     return nv
-
-
-class FakeClock:
-    def __init__(self, t_s: float = 100.0) -> None:
-        self.t_s = t_s
-
-    def __call__(self) -> float:
-        return self.t_s
-
-    def advance(self, dt_s: float) -> None:
-        self.t_s += dt_s

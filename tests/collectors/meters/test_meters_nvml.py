@@ -18,11 +18,11 @@ from tests.collectors.meters.fake_pynvml import (
     NO_PERMISSION,
     NOT_SUPPORTED,
     UNKNOWN,
-    FakeClock,
     FakeGpu,
     class_name,
     make_pynvml,
 )
+from tests.collectors.meters.fakes import FakeClock
 
 DT = 0.1
 
