@@ -100,27 +100,34 @@ class LatencyProfile:
     tokens: int
 
 
+def chunk_gaps_ms(events: Sequence[ChunkEvent]) -> list[float]:
+    """Gaps between consecutive token-carrying events, in ms."""
+    token_events = [e for e in events if e.n_tokens > 0]
+    return [1000.0 * (b.t_s - a.t_s) for a, b in zip(token_events, token_events[1:])]
+
+
+def step_gaps_ms(events: Sequence[ChunkEvent], drafting: bool = True) -> list[float]:
+    """Gaps between verify steps (last event of one burst to the first of the next), in ms."""
+    bursts = split_bursts(events, drafting)
+    return [1000.0 * (b[0].t_s - a[-1].t_s) for a, b in zip(bursts, bursts[1:])]
+
+
 def profile(events: Sequence[ChunkEvent], t_send_s: float, drafting: bool = True) -> LatencyProfile:
     """Latency of one streamed request from its events and the time it was sent."""
     token_events = [e for e in events if e.n_tokens > 0]
     if not token_events:
         empty = Tail.of([])
         return LatencyProfile(None, empty, empty, empty, (), None, 0, 0)
-    chunk_gaps_ms = [
-        1000.0 * (b.t_s - a.t_s) for a, b in zip(token_events, token_events[1:], strict=False)
-    ]
-    token_gaps_ms = [
-        gap / e.n_tokens for gap, e in zip(chunk_gaps_ms, token_events[1:], strict=False) for _ in range(e.n_tokens)
-    ]
+    chunk_gaps = chunk_gaps_ms(token_events)
+    token_gaps = [gap / e.n_tokens for gap, e in zip(chunk_gaps, token_events[1:]) for _ in range(e.n_tokens)]
     bursts = split_bursts(token_events, drafting)
-    step_gaps_ms = [1000.0 * (b[0].t_s - a[-1].t_s) for a, b in zip(bursts, bursts[1:], strict=False)]
     return LatencyProfile(
         ttft_ms=1000.0 * (token_events[0].t_s - t_send_s),
-        chunk_gaps=Tail.of(chunk_gaps_ms),
-        token_gaps=Tail.of(token_gaps_ms),
-        step_gaps=Tail.of(step_gaps_ms),
+        chunk_gaps=Tail.of(chunk_gaps),
+        token_gaps=Tail.of(token_gaps),
+        step_gaps=Tail.of(step_gaps_ms(token_events, drafting)),
         burst_sizes=tuple(sum(e.n_tokens for e in b) for b in bursts),
-        largest_gap_ms=max(chunk_gaps_ms) if chunk_gaps_ms else None,
+        largest_gap_ms=max(chunk_gaps) if chunk_gaps else None,
         events=len(token_events),
         tokens=sum(e.n_tokens for e in token_events),
     )
