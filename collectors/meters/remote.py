@@ -1,0 +1,141 @@
+"""What remote sources share: picking GPU and RAPL series out of Prometheus samples, and totalling them."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from collectors.errors import MeterUnavailable
+from collectors.meters.accumulate import CounterTracker, PowerIntegrator
+from collectors.meters.base import MeterReading
+
+DCGM_ENERGY = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"  # counter, mJ, since the driver loaded
+DCGM_POWER = "DCGM_FI_DEV_POWER_USAGE"  # gauge, W (NVML's 1 s average on Ampere and newer)
+OPTIONS = ("period", "host")  # spectop's own URL parameters, removed before the request
+_NODE_RAPL = re.compile(r"^node_rapl_(?:(\w+)_)?joules$")
+_TOP_ZONE = re.compile(r"intel-rapl:\d+$")  # package zones; subzones have a second colon
+_ANY_ZONE = re.compile(r"intel-rapl:\d+(?::\d+)?$")  # never intel-rapl-mmio
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    """One physical device in one scrape, after deduplication."""
+
+    key: str  # stable identity: "host/GPU-uuid" or "host/.../intel-rapl:0"
+    device: str  # human name for MeterInfo.devices
+    energy_j: float | None = None  # raw cumulative counter value, converted to joules
+    power_w: float | None = None
+    mig: bool = False
+
+
+Sample = tuple[str, Mapping[str, str], float]  # metric name, labels, value
+
+
+def base_name(name: str) -> str:
+    # prometheus_client's parser appends `_total` to counter samples (DCGM's counter has none),
+    # and node_exporter's names carry it: compare names without it.
+    return name[:-6] if name.endswith("_total") else name
+
+
+def split_url(url: str, default_path: str) -> tuple[str, dict[str, str]]:
+    """Add a scheme and default path, and take spectop's options (`?period=1&host=a`) off the URL."""
+    if "://" not in url:
+        url = "http://" + url
+    parts = urlsplit(url)
+    if not parts.netloc:
+        raise MeterUnavailable(f"not a URL: {url!r}", "e.g. dcgm=http://gpu-box:9400/metrics")
+    query = parse_qsl(parts.query)
+    ours = {k: v for k, v in query if k in OPTIONS}
+    rest = urlencode([(k, v) for k, v in query if k not in OPTIONS])
+    path = parts.path.rstrip("/") or default_path
+    return urlunsplit((parts.scheme, parts.netloc, path, rest, "")), ours
+
+
+def period_option(options: Mapping[str, str], default_s: float) -> float:
+    text = options.get("period")
+    if text is None:
+        return default_s
+    try:
+        period_s = float(text.rstrip("s"))
+    except ValueError:
+        period_s = -1.0
+    if not period_s > 0:
+        raise MeterUnavailable(f"bad period {text!r}", "give seconds, e.g. ?period=1")
+    return period_s
+
+
+def dcgm_series(samples: Iterable[Sample], host: str | None = None) -> list[Series]:
+    """One series per (host, UUID). MIG rows (GPU_I_ID) repeat the whole GPU's value: keep one."""
+    rows: dict[str, dict[str, object]] = {}
+    for name, labels, value in samples:
+        metric = base_name(name)
+        if metric not in (DCGM_ENERGY, DCGM_POWER) or value != value:  # NaN: no data
+            continue
+        node = labels.get("Hostname") or labels.get("hostname") or labels.get("instance") or ""
+        if host is not None and host not in (node, labels.get("instance")):
+            continue
+        uuid = labels.get("UUID") or f"gpu{labels.get('gpu', '?')}"
+        row = rows.setdefault(f"{node}/{uuid}", {"labels": labels})
+        row["mig"] = bool(row.get("mig")) or "GPU_I_ID" in labels
+        field = "energy_j" if metric == DCGM_ENERGY else "power_w"
+        row.setdefault(field, value / 1000.0 if metric == DCGM_ENERGY else value)
+    out = []
+    for key, row in rows.items():
+        labels = row["labels"]
+        assert isinstance(labels, Mapping)
+        node = key.split("/", 1)[0]
+        device = f"{labels.get('modelName', 'GPU')} #{labels.get('gpu', '?')}" + (f" @{node}" if node else "")
+        energy, power = row.get("energy_j"), row.get("power_w")
+        out.append(Series(key, device, energy, power, bool(row["mig"])))  # type: ignore[arg-type]
+    return sorted(out, key=lambda s: s.key)
+
+
+def node_rapl_series(samples: Iterable[Sample], host: str | None = None) -> list[Series]:
+    """node_exporter RAPL counters (J): package zones and DRAM, filtered on `path` like local RAPL."""
+    out: dict[str, Series] = {}
+    for name, labels, value in samples:
+        m = _NODE_RAPL.match(base_name(name))
+        if not m or value != value:
+            continue
+        zone = m.group(1) or labels.get("rapl_zone", "")  # --collector.rapl.enable-zone-label
+        path = labels.get("path", "")
+        instance = labels.get("instance", "")
+        if host is not None and host != instance and not instance.startswith(host + ":"):
+            continue
+        if zone.startswith("package"):
+            ok = _TOP_ZONE.search(path) if path else True
+        elif zone == "dram":
+            ok = _ANY_ZONE.search(path) if path else True
+        else:
+            ok = False  # core, uncore, psys overlap the package
+        if ok:
+            key = f"{instance}/{path or zone + labels.get('index', '')}"
+            where = f" @{instance}" if instance else ""
+            out.setdefault(key, Series(key, f"CPU {zone}-{labels.get('index', '?')}{where}", value))
+    return sorted(out.values(), key=lambda s: s.key)
+
+
+class RemoteTotals:
+    """Cumulative joules over every device ever seen; counters may reset, power is integrated."""
+
+    def __init__(self) -> None:
+        self._counters: dict[str, CounterTracker] = {}
+        self._integrals: dict[str, PowerIntegrator] = {}
+        self.resets = 0
+
+    def update(self, t_s: float, series: Iterable[Series]) -> MeterReading:
+        powers: list[float | None] = []
+        for s in series:
+            if s.energy_j is not None:
+                self._counters.setdefault(s.key, CounterTracker()).delta(s.energy_j)
+            elif s.power_w is not None:
+                self._integrals.setdefault(s.key, PowerIntegrator()).add(t_s, s.power_w)
+            powers.append(s.power_w)
+        # A device missing from one scrape keeps its total: the sum never drops.
+        self.resets = sum(c.resets for c in self._counters.values())
+        energy_j = sum(c.total for c in self._counters.values())
+        energy_j += sum(i.energy_j for i in self._integrals.values())
+        power_w = sum(p for p in powers if p is not None) if powers and None not in powers else None
+        return MeterReading(t_s=t_s, energy_j=energy_j, power_w=power_w)
