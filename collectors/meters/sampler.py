@@ -1,0 +1,199 @@
+"""A background thread that reads one meter at a fixed rate, and honest window energy from its samples."""
+
+from __future__ import annotations
+
+import bisect
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from collectors.meters.base import Meter, MeterMethod, MeterReading
+
+SHORT_WINDOW_PERIODS = 10  # below this many sensor periods a window mostly measures sensor lag
+
+
+@dataclass(frozen=True, slots=True)
+class WindowEnergy:
+    """Energy over `[t0_s, t1_s]`, and how far to trust it."""
+
+    energy_j: float  # over the covered part of the window only
+    t0_s: float
+    t1_s: float
+    n_samples: int  # samples inside the window (its ends are interpolated between neighbours)
+    covered: bool  # False when samples do not reach both ends: energy_j is then a lower bound
+    short_window: bool  # shorter than ~10 update periods: the sensor-lag confound applies
+    method: MeterMethod
+    update_period_s: float
+
+    @property
+    def power_w(self) -> float | None:
+        """Mean power over the window."""
+        return self.energy_j / (self.t1_s - self.t0_s) if self.t1_s > self.t0_s else None
+
+
+class Sampler:
+    """Reads `meter` every `1/rate_hz` s on its own thread; keeps the last `max_samples` readings.
+
+    Readings are made monotonic here too (a meter bug must not produce negative window energy), and
+    a reading whose time did not advance (a throttled remote meter) is not stored twice. The sampler
+    does not own the meter: close it yourself after `stop()`.
+    """
+
+    def __init__(
+        self,
+        meter: Meter,
+        rate_hz: float = 10.0,
+        max_samples: int = 36_000,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if not rate_hz > 0:
+            raise ValueError("rate_hz must be positive")
+        self.meter, self.period_s, self._clock = meter, 1.0 / rate_hz, clock
+        self._samples: deque[MeterReading] = deque(maxlen=max(2, max_samples))
+        self._lock = threading.Lock()
+        self._new_sample = threading.Condition(self._lock)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._offset_j = 0.0
+        self.ticks = 0
+        self.failed_ticks = 0
+        self.decreases = 0  # readings that went backwards and were held level
+        self.last_error: str | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def start(self) -> Sampler:
+        if self._thread is None or not self._thread.is_alive():
+            self._stop.clear()
+            self._thread = threading.Thread(
+                target=self._run, name=f"sampler-{self.meter.info.name}", daemon=True
+            )
+            self._thread.start()
+        return self
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout_s)
+
+    def __enter__(self) -> Sampler:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _run(self) -> None:
+        next_t = self._clock()
+        while not self._stop.is_set():
+            self.tick()
+            # Schedule from the previous target, not from now, so the rate does not drift; after a
+            # stall (slow read, suspended machine) skip the missed ticks instead of bursting.
+            next_t += self.period_s
+            now = self._clock()
+            if next_t < now:
+                next_t = now + self.period_s - (now - next_t) % self.period_s
+            self._stop.wait(next_t - now)
+
+    def tick(self) -> MeterReading | None:
+        """Take one reading now (the thread calls this; tests may too). None when the read failed."""
+        try:
+            r = self.meter.read()
+        except Exception as exc:  # the thread must survive anything a meter does; report it instead
+            with self._lock:
+                self.ticks += 1
+                self.failed_ticks += 1
+                self.last_error = f"{type(exc).__name__}: {exc}"
+            return None
+        with self._lock:
+            self.ticks += 1
+            last = self._samples[-1] if self._samples else None
+            if last is not None and r.t_s <= last.t_s:
+                return last
+            energy_j = r.energy_j + self._offset_j
+            if last is not None and energy_j < last.energy_j:
+                self.decreases += 1
+                self._offset_j += last.energy_j - energy_j
+                energy_j = last.energy_j
+            stored = MeterReading(r.t_s, energy_j, r.power_w)
+            self._samples.append(stored)
+            self._new_sample.notify_all()
+            return stored
+
+    # -- reads -----------------------------------------------------------------------------------
+    def latest(self) -> MeterReading | None:
+        with self._lock:
+            return self._samples[-1] if self._samples else None
+
+    def readings(self, since_t_s: float | None = None) -> list[MeterReading]:
+        """Stored readings, oldest first; only those after `since_t_s` when given."""
+        with self._lock:
+            samples = list(self._samples)
+        if since_t_s is None:
+            return samples
+        return samples[bisect.bisect_right([s.t_s for s in samples], since_t_s) :]
+
+    def power_w_now(self) -> float | None:
+        """The meter's own latest power, else the slope of the last two samples."""
+        with self._lock:
+            if not self._samples:
+                return None
+            last = self._samples[-1]
+            if last.power_w is not None:
+                return last.power_w
+            if len(self._samples) < 2:
+                return None
+            prev = self._samples[-2]
+        return (last.energy_j - prev.energy_j) / (last.t_s - prev.t_s)
+
+    def wait_for(self, t_s: float, timeout_s: float) -> bool:
+        """Block until a sample at or after `t_s` exists; False on timeout."""
+        deadline = time.monotonic() + timeout_s
+        with self._new_sample:
+            while not (self._samples and self._samples[-1].t_s >= t_s):
+                left = deadline - time.monotonic()
+                if left <= 0 or self._stop.is_set():
+                    return False
+                self._new_sample.wait(min(left, 0.5))
+        return True
+
+    def energy_between(self, t0_s: float, t1_s: float, wait_s: float = 0.0) -> WindowEnergy:
+        """Energy over `[t0_s, t1_s]`, interpolating linearly at both ends and never extrapolating.
+
+        With `wait_s > 0`, first wait up to that long for a sample at or after `t1_s`, so a window
+        that ends now is complete instead of losing its last partial interval.
+        """
+        if t1_s < t0_s:
+            raise ValueError("t1_s must not be before t0_s")
+        if wait_s > 0:
+            self.wait_for(t1_s, wait_s)
+        with self._lock:
+            samples = list(self._samples)
+        info = self.meter.info
+        effective_s = max(info.update_period_s, self.period_s)
+        short = (t1_s - t0_s) < SHORT_WINDOW_PERIODS * effective_s
+        ts = [s.t_s for s in samples]
+        covered = bool(samples) and ts[0] <= t0_s and ts[-1] >= t1_s
+        a, b = (max(t0_s, ts[0]), min(t1_s, ts[-1])) if samples else (t0_s, t0_s)
+        energy_j = _energy_at(samples, ts, b) - _energy_at(samples, ts, a) if b > a else 0.0
+        n = bisect.bisect_right(ts, t1_s) - bisect.bisect_left(ts, t0_s)
+        return WindowEnergy(energy_j, t0_s, t1_s, n, covered, short, info.method, info.update_period_s)
+
+    def energy_at(self, t_s: float) -> float | None:
+        """Cumulative joules at `t_s`, interpolated; None outside the stored samples."""
+        with self._lock:
+            samples = list(self._samples)
+        ts = [s.t_s for s in samples]
+        if not samples or not ts[0] <= t_s <= ts[-1]:
+            return None
+        return _energy_at(samples, ts, t_s)
+
+
+def _energy_at(samples: list[MeterReading], ts: list[float], t_s: float) -> float:
+    # Caller guarantees ts[0] <= t_s <= ts[-1].
+    i = bisect.bisect_left(ts, t_s)
+    if ts[i] == t_s:
+        return samples[i].energy_j
+    lo, hi = samples[i - 1], samples[i]
+    return lo.energy_j + (hi.energy_j - lo.energy_j) * (t_s - lo.t_s) / (hi.t_s - lo.t_s)
