@@ -1,0 +1,171 @@
+"""`--meter SPEC`: parse it, open the meter it names, and for `auto` record why each source was skipped."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from collectors.errors import MeterUnavailable
+from collectors.meters.base import Meter, MeterInfo
+
+AUTO_ORDER = ("nvml", "amd", "rapl", "macmon", "estimate")  # best local source first
+REMOTE = ("dcgm", "node", "prometheus")
+METER_SPECS: tuple[tuple[str, str], ...] = (
+    ("auto", "the best local source: nvml, amd, rapl, macmon, then estimate"),
+    ("nvml[:0,1]", "NVIDIA GPUs via NVML (all, or these NVML indices)"),
+    ("amd[:0,1]", "AMD GPUs via amdsmi, else amdgpu hwmon"),
+    ("rapl[=ROOT]", "CPU package (+DRAM) via Linux powercap sysfs (needs root)"),
+    ("macmon[=EXE]", "Apple silicon SoC via `macmon pipe` (brew install macmon)"),
+    ("dcgm=URL", "a remote dcgm-exporter page (?period=S: its collect interval, default 30 s)"),
+    ("node=URL", "a remote node_exporter's RAPL counters"),
+    ("prometheus=URL", "a Prometheus server's query API (DCGM, else node RAPL; ?host=NAME)"),
+    ("estimate[=TDP_W]", "CPU load × TDP model: an ESTIMATE, labelled as such"),
+    ("none", "no meter: energy figures are left out"),
+)
+METER_SPEC_HELP = "power meter: " + "; ".join(f"{s} = {d}" for s, d in METER_SPECS) + " (default: auto)"
+_VALID = ", ".join(s for s, _ in METER_SPECS)
+
+Opener = Callable[[str | None], Meter]  # receives the text after ':' or '=', or None
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeResult:
+    """One source tried: what it found, or why it failed and how to fix that."""
+
+    name: str
+    ok: bool
+    message: str
+    fix: str = ""
+    info: MeterInfo | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MeterChoice:
+    """The meter a spec opened (None for `none`) and every source tried on the way."""
+
+    meter: Meter | None
+    results: tuple[ProbeResult, ...]
+
+
+def _indices(arg: str | None) -> list[int] | None:
+    if not arg:
+        return None
+    try:
+        return [int(x) for x in arg.split(",") if x.strip()]
+    except ValueError as exc:
+        raise MeterUnavailable(f"bad GPU indices {arg!r}", "give numbers, e.g. nvml:0,1") from exc
+
+
+def _need(arg: str | None, name: str) -> str:
+    if not arg:
+        raise MeterUnavailable(f"meter {name!r} needs a URL", f"e.g. {name}=http://gpu-box:9400/metrics")
+    return arg
+
+
+def _tdp(arg: str | None) -> float | None:
+    try:
+        return float(arg) if arg else None
+    except ValueError as exc:
+        raise MeterUnavailable(f"bad TDP {arg!r}", "give watts, e.g. estimate=65") from exc
+
+
+def default_openers() -> dict[str, Opener]:
+    """Meter constructors by spec name; imported lazily so one missing library hides only its meter."""
+    from collectors.meters import amd, estimate, exporters, macmon, nvml, rapl
+
+    return {
+        "nvml": lambda a: nvml.NvmlMeter(_indices(a)),
+        "amd": lambda a: amd.AmdMeter(_indices(a)),
+        "rapl": lambda a: rapl.RaplMeter(a or rapl.DEFAULT_ROOT),
+        "macmon": lambda a: macmon.MacmonMeter(a or "macmon"),
+        "dcgm": lambda a: exporters.ExporterMeter(_need(a, "dcgm"), "dcgm"),
+        "node": lambda a: exporters.ExporterMeter(_need(a, "node"), "node"),
+        "prometheus": lambda a: exporters.PrometheusMeter(_need(a, "prometheus")),
+        "estimate": lambda a: estimate.EstimateMeter(tdp_w=_tdp(a)),
+    }
+
+
+def parse_spec(spec: str) -> tuple[str, str | None]:
+    """`nvml:0,1` → ("nvml", "0,1"); `dcgm=URL` → ("dcgm", URL); bad names raise MeterUnavailable."""
+    text = (spec or "auto").strip()
+    cut = min((i for i in (text.find(":"), text.find("=")) if i >= 0), default=-1)
+    name, arg = (text[:cut], text[cut + 1 :]) if cut >= 0 else (text, None)
+    name = name.strip().lower()
+    if name not in (*AUTO_ORDER, *REMOTE, "auto", "none"):
+        raise MeterUnavailable(f"unknown meter {spec!r}", f"valid meters: {_VALID}")
+    if name in ("auto", "none") and arg:
+        raise MeterUnavailable(f"meter {name!r} takes no argument ({spec!r})", f"valid meters: {_VALID}")
+    return name, arg
+
+
+def summarize(info: MeterInfo) -> str:
+    """One line: what a working meter measures, and how."""
+    label = "ESTIMATE" if info.method == "estimate" else info.method
+    return f"{info.boundary} [{label}, updates every {info.update_period_s:g} s]: " + ", ".join(info.devices)
+
+
+def try_open(name: str, arg: str | None, openers: Mapping[str, Opener]) -> tuple[Meter | None, ProbeResult]:
+    """Open one meter; failures become a ProbeResult with the fix, never a traceback."""
+    try:
+        meter = openers[name](arg)
+    except MeterUnavailable as exc:
+        return None, ProbeResult(name, False, exc.what, exc.fix)
+    except Exception as exc:  # a library misbehaving must not stop the other sources from being tried
+        return None, ProbeResult(name, False, f"{type(exc).__name__}: {exc}", "report this as a spectop bug")
+    return meter, ProbeResult(name, True, summarize(meter.info), info=meter.info)
+
+
+def choose_meter(
+    spec: str = "auto", *, openers: Mapping[str, Opener] | None = None, order: Sequence[str] = AUTO_ORDER
+) -> MeterChoice:
+    """Open what `spec` names; `auto` tries `order` and keeps the first that works."""
+    name, arg = parse_spec(spec)
+    if name == "none":
+        return MeterChoice(None, (ProbeResult("none", True, "no meter: energy figures are left out"),))
+    openers = openers if openers is not None else default_openers()
+    results = []
+    for candidate in order if name == "auto" else (name,):
+        meter, result = try_open(candidate, None if name == "auto" else arg, openers)
+        results.append(result)
+        if meter is not None:
+            _attach(meter, results)
+            return MeterChoice(meter, tuple(results))
+    if name == "auto":
+        why = "; ".join(f"{r.name}: {r.message}" for r in results)
+        raise MeterUnavailable(f"no power meter works here ({why})", "use --meter none to run without energy")
+    raise MeterUnavailable(f"meter {spec!r}: {results[0].message}", results[0].fix)
+
+
+def _attach(meter: Meter, results: list[ProbeResult]) -> None:
+    try:  # lets the UI show why better sources were skipped without carrying a second object around
+        meter.probe_results = tuple(results)  # type: ignore[attr-defined]
+    except AttributeError:
+        pass
+
+
+def open_meter(spec: str = "auto") -> Meter | None:
+    """The meter `spec` names, with `probe_results` set on it; None for `none`.
+
+    Raises MeterUnavailable (what failed, and the fix) when the named meter, or for `auto` every
+    local source, cannot be opened.
+    """
+    return choose_meter(spec).meter
+
+
+def probe_all(
+    openers: Mapping[str, Opener] | None = None, order: Sequence[str] = AUTO_ORDER
+) -> list[ProbeResult]:
+    """Try every local source, closing each again: for `spectop doctor`."""
+    openers = openers if openers is not None else default_openers()
+    results = []
+    for name in order:
+        meter, result = try_open(name, None, openers)
+        if meter is not None:
+            meter.close()
+        results.append(result)
+    return results
+
+
+def describe_meters() -> tuple[tuple[str, str], ...]:
+    """(spec, what it reads) for every meter, for help screens."""
+    return METER_SPECS
