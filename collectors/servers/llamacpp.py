@@ -159,7 +159,7 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
         window_drafted=_delta(prev.metric("spec_decode_num_draft_tokens_total"), cur.metric("spec_decode_num_draft_tokens_total")),
         window_accepted=_delta(prev.metric("spec_decode_num_accepted_tokens_total"), cur.metric("spec_decode_num_accepted_tokens_total")),
         window_steps=_delta(prev.metric("spec_decode_num_drafts_total"), cur.metric("spec_decode_num_drafts_total")),
-        busy_slots_per_decode=_window_busy_per_decode(prev, cur),
+        busy_slots_per_decode=window_busy_per_decode(prev, cur),
     )
     before_pos, after_pos = prev.per_position(), cur.per_position()
     if after_pos:
@@ -168,7 +168,7 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
     return ServerSnapshot(**base, **window)
 
 
-def _window_busy_per_decode(prev: RawPoll, cur: RawPoll) -> float | None:
+def window_busy_per_decode(prev: RawPoll, cur: RawPoll) -> float | None:
     # The gauge is Σ busy / n_decode since start; undo the average to get this window's value.
     n0, n1 = prev.metric("n_decode_total"), cur.metric("n_decode_total")
     a0, a1 = prev.metric("n_busy_slots_per_decode"), cur.metric("n_busy_slots_per_decode")

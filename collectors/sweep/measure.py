@@ -1,0 +1,149 @@
+"""One measured window: warm-up, B concurrent streamed requests, the server's counters around it."""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import numpy as np
+
+from collectors import latency
+from collectors.client import RequestSpec, stream_request
+from collectors.model import RequestRecord
+from collectors.servers.llamacpp import LlamaCppCollector, RawPoll, window_busy_per_decode
+
+
+@dataclass
+class Window:
+    """What the requests of one point did, on the monotonic clock."""
+
+    t0_s: float
+    t1_s: float
+    records: list[RequestRecord]
+    busy_samples: list[int] = field(default_factory=list)
+    before: RawPoll | None = None
+    after: RawPoll | None = None
+    cancelled: bool = False
+
+
+async def _sample_busy(collector: LlamaCppCollector | None, samples: list[int], period_s: float = 0.05) -> None:
+    if collector is None:
+        return
+    while True:
+        busy = await collector.busy_slots()
+        if busy is not None:
+            samples.append(busy)
+        await asyncio.sleep(period_s)
+
+
+async def warm_up(client: httpx.AsyncClient, url: str, spec: RequestSpec) -> None:
+    """One short unmeasured request so the first window does not pay for cold caches."""
+    await stream_request(client, url, spec, tag="warm-up")
+
+
+async def measure(
+    client: httpx.AsyncClient,
+    url: str,
+    specs: list[RequestSpec],
+    collector: LlamaCppCollector | None,
+    should_stop: Callable[[], bool],
+    tag: str,
+) -> Window:
+    """Send all specs at once; the window runs from the first send to the last completion."""
+    before = await collector.fetch() if collector else None
+    busy: list[int] = []
+    sampler = asyncio.create_task(_sample_busy(collector, busy))
+    t0 = time.monotonic()
+    tasks = [asyncio.create_task(stream_request(client, url, s, tag=tag)) for s in specs]
+    cancelled = False
+    while not all(t.done() for t in tasks):
+        await asyncio.wait(tasks, timeout=0.2)
+        if should_stop() and not all(t.done() for t in tasks):
+            cancelled = True
+            for t in tasks:
+                t.cancel()
+            break
+    await asyncio.gather(*tasks, return_exceptions=True)
+    sampler.cancel()
+    records: list[RequestRecord] = []
+    errors: list[BaseException] = []
+    for t in tasks:
+        if t.cancelled():
+            continue
+        if t.exception() is not None:
+            errors.append(t.exception())
+        else:
+            records.append(t.result())
+    if errors and not records:
+        raise errors[0]
+    t1 = max((r.t_done_s for r in records), default=time.monotonic())
+    after = await collector.fetch() if collector and not cancelled else None
+    return Window(t0, t1, records, busy, before, after, cancelled)
+
+
+def _pct(values: list[float], q: float) -> float | None:
+    return float(np.percentile(values, q)) if values else None
+
+
+def window_figures(window: Window) -> dict[str, Any]:
+    """Token, drafting, concurrency and latency figures of a window (energy is added by the caller)."""
+    records = window.records
+    committed = sum(r.committed_tokens or 0 for r in records)
+    drafted = sum(r.draft_n or 0 for r in records)
+    accepted = sum(r.draft_n_accepted or 0 for r in records)
+    steps = sum(r.steps for r in records)
+    chunk_gaps = [g for r in records for g in latency.chunk_gaps_ms(r.events)]
+    step_gaps = [g for r in records for g in latency.step_gaps_ms(r.events, drafting=bool(r.draft_n))]
+    ttfts = [r.latency.ttft_ms for r in records if r.latency.ttft_ms is not None]
+    figures: dict[str, Any] = {
+        "window_s": window.t1_s - window.t0_s,
+        "committed_tokens": committed,
+        "drafted": drafted,
+        "accepted": accepted,
+        "steps": steps,
+        "acceptance": accepted / drafted if drafted else None,
+        "mean_advance": 1 + accepted / steps if steps else None,
+        "verified_width": 1 + drafted / steps if steps else None,
+        "concurrency_mean": statistics.fmean(window.busy_samples) if window.busy_samples else None,
+        "concurrency_max": max(window.busy_samples) if window.busy_samples else None,
+        "ttft_ms_p50": _pct(ttfts, 50),
+        "chunk_gap_ms_p50": _pct(chunk_gaps, 50),
+        "chunk_gap_ms_p95": _pct(chunk_gaps, 95),
+        "chunk_gap_ms_p99": _pct(chunk_gaps, 99),
+        "chunk_gap_ms_max": max(chunk_gaps) if chunk_gaps else None,
+        "step_gap_ms_p95": _pct(step_gaps, 95),
+        "step_gap_ms_p99": _pct(step_gaps, 99),
+    }
+    figures.update(_server_deltas(window.before, window.after))
+    if figures["server_busy_per_decode"] is not None:
+        # busy slots averaged over every decode of the window: the batch the server actually ran
+        figures["concurrency_mean"] = figures["server_busy_per_decode"]
+    figures["requests"] = [
+        {
+            "request_id": r.request_id, "committed_tokens": r.committed_tokens, "draft_n": r.draft_n,
+            "draft_n_accepted": r.draft_n_accepted, "steps": r.steps, "ttft_ms": r.latency.ttft_ms,
+            "tok_s": r.tok_s, "finish_reason": r.finish_reason, "text_sha256": r.text_sha256, "error": r.error,
+        }
+        for r in records
+    ]
+    return figures
+
+
+def _server_deltas(before: RawPoll | None, after: RawPoll | None) -> dict[str, Any]:
+    """The server's own counters over the window (llama-server counts a request when it ends)."""
+    names = {"server_tokens": "tokens_predicted_total", "server_drafted": "spec_decode_num_draft_tokens_total",
+             "server_accepted": "spec_decode_num_accepted_tokens_total", "server_steps": "spec_decode_num_drafts_total"}
+    out: dict[str, Any] = dict.fromkeys(names)
+    if before is None or after is None:
+        return out
+    for key, metric in names.items():
+        a, b = before.metric(metric), after.metric(metric)
+        if a is not None and b is not None:
+            out[key] = int(round(b - a))
+    out["server_busy_per_decode"] = window_busy_per_decode(before, after)
+    return out

@@ -1,0 +1,74 @@
+"""What a sweep measures and in which order (DESIGN.md, "The paired sweep")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from collectors.errors import SpectopError
+from collectors.sweep.prompts import BUILT_IN, DEFAULT_SET, PromptSet
+
+ARMS = ("plain", "draft")
+
+
+@dataclass(frozen=True, slots=True)
+class PointKey:
+    """One measured window: a batch, an arm, a pass, and for plain whether before or after draft."""
+
+    pass_index: int
+    batch: int
+    arm: str
+    phase: str = ""  # "before" / "after" for plain, "" for draft
+
+    @property
+    def label(self) -> str:
+        phase = f" {self.phase}" if self.phase else ""
+        return f"B={self.batch} {self.arm}{phase} (pass {self.pass_index + 1})"
+
+
+@dataclass(frozen=True, slots=True)
+class SweepPlan:
+    """The protocol's knobs; defaults follow note 25 (1-16 requests, two passes, plain before and after)."""
+
+    batches: tuple[int, ...] = (1, 2, 4, 8, 16)
+    max_tokens: int = 256
+    passes: int = 2
+    prompts: PromptSet = field(default_factory=lambda: PromptSet(DEFAULT_SET, BUILT_IN[DEFAULT_SET]))
+    warmup_tokens: int = 16
+    idle_s: float = 5.0
+    drift_limit: float = 0.05  # plain before/after may differ this much in mJ/token before it is flagged
+    fresh_server: bool = False  # restart a launched server before every point, as the seed did
+    route: str | None = None  # None: native /completion on llama-server, chat elsewhere
+    temperature: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not self.batches or any(b < 1 for b in self.batches):
+            raise SpectopError(f"batches must be positive integers, not {self.batches}", "e.g. --batches 1,2,4,8,16")
+        if self.max_tokens < 2:
+            raise SpectopError(f"--tokens must be at least 2, not {self.max_tokens}", "e.g. --tokens 256")
+        if self.passes < 1:
+            raise SpectopError(f"--passes must be at least 1, not {self.passes}", "e.g. --passes 2")
+
+    def schedule(self) -> list[PointKey]:
+        """Every window in order: passes alternate batch order; at each batch plain, draft, plain."""
+        keys = []
+        for p in range(self.passes):
+            batches = sorted(self.batches) if p % 2 == 0 else sorted(self.batches, reverse=True)
+            for b in batches:
+                keys += [PointKey(p, b, "plain", "before"), PointKey(p, b, "draft"), PointKey(p, b, "plain", "after")]
+        return keys
+
+
+def quick(plan: SweepPlan | None = None) -> SweepPlan:
+    """A sweep a person waits for at the keyboard: about a minute on the demo."""
+    base = plan or SweepPlan()
+    return replace(base, batches=(1, 2, 4, 8), max_tokens=64, passes=1, warmup_tokens=8, idle_s=2.0)
+
+
+def parse_batches(text: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(v) for v in text.replace(" ", "").split(",") if v)
+    except ValueError as exc:
+        raise SpectopError(f"--batches must be comma-separated integers, not {text!r}", "e.g. --batches 1,2,4,8,16") from exc
+    if not values:
+        raise SpectopError("--batches is empty", "e.g. --batches 1,2,4,8,16")
+    return values

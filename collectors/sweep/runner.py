@@ -1,0 +1,220 @@
+"""The paired sweep as a generator of progress events with a stop callback (shared by TUI and CLI)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from collectors.client import RequestSpec
+from collectors.errors import SpectopError
+from collectors.meters.sampler import Sampler
+from collectors.servers import LlamaCppCollector, detect
+from collectors.sweep import checks, measure
+from collectors.sweep.arms import ArmPool, ArmSpec
+from collectors.sweep.plan import PointKey, SweepPlan
+from collectors.sweep.store import POINT_SCHEMA, RunStore, machine, new_run_dir
+from collectors.sweep.summary import summarize, to_markdown, to_table_csv
+
+
+@dataclass(frozen=True, slots=True)
+class SweepStarted:
+    run_dir: Path
+    plan: SweepPlan
+    schedule: tuple[PointKey, ...]
+    arms: tuple[ArmSpec, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class IdleMeasured:
+    power_w: float | None
+    duration_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class PointProgressed:
+    index: int
+    key: PointKey
+    state: str  # "starting server", "warm-up", "running"
+
+
+@dataclass(frozen=True, slots=True)
+class PointDone:
+    index: int
+    key: PointKey
+    row: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class SweepEnded:
+    run_dir: Path
+    summary: dict[str, Any]
+    cancelled: bool
+    error: str | None = None
+
+
+SweepEvent = SweepStarted | IdleMeasured | PointProgressed | PointDone | SweepEnded
+
+
+def _client(api_key: str | None) -> httpx.AsyncClient:
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
+    return httpx.AsyncClient(timeout=httpx.Timeout(10.0, read=600.0), headers=headers, trust_env=False)
+
+
+class _Sweep:
+    """State of one run; `run_sweep` drives it."""
+
+    def __init__(self, plan: SweepPlan, arms: tuple[ArmSpec, ArmSpec], sampler: Sampler | None,
+                 run_dir: Path, should_stop: Callable[[], bool], api_key: str | None) -> None:
+        self.plan, self.arms, self.sampler = plan, arms, sampler
+        self.should_stop, self.api_key = should_stop, api_key
+        self.store = RunStore(run_dir)
+        self.pool = ArmPool(arms, run_dir)
+        self.rows: list[dict[str, Any]] = []
+        self.identity: dict[str, dict[str, Any]] = {}
+        self.idle_w: float | None = None
+        self.meter = asdict(sampler.meter.info) if sampler else None
+
+    async def _identify(self, arm: str, url: str) -> dict[str, Any]:
+        async with _client(self.api_key) as client:
+            backend = await detect(url, client)
+            info: dict[str, Any] = {"url": url, "backend": backend, "command": self.pool.arms[arm].command}
+            if backend == "llama.cpp":
+                snap = await LlamaCppCollector(url, client=client).poll()
+                info.update(build=snap.build, model=snap.model, drafting=snap.drafting, slots_total=snap.slots_total)
+            return info
+
+    def ready(self, key: PointKey) -> str:
+        starts = self.pool.starts
+        url = self.pool.ready(key.arm, fresh=self.plan.fresh_server)
+        if key.arm not in self.identity or self.pool.starts != starts:
+            self.identity[key.arm] = asyncio.run(self._identify(key.arm, url))
+        return url
+
+    def measure_idle(self) -> float | None:
+        if self.sampler is None:
+            return None
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < self.plan.idle_s and not self.should_stop():
+            time.sleep(0.05)
+        window = self.sampler.energy_between(t0, time.monotonic(), wait_s=2.0)
+        return window.power_w
+
+    def specs(self, batch: int, backend: str, tokens: int) -> list[RequestSpec]:
+        route = self.plan.route or ("completion" if backend == "llama.cpp" else "chat")
+        return [RequestSpec(prompt=self.plan.prompts.for_request(i), max_tokens=tokens, route=route,
+                            temperature=self.plan.temperature, dialect=backend) for i in range(batch)]
+
+    async def _run_point(self, url: str, key: PointKey, warm: bool) -> measure.Window:
+        backend = self.identity[key.arm]["backend"]
+        async with _client(self.api_key) as client:
+            if warm:
+                spec = self.specs(1, backend, self.plan.warmup_tokens)[0]
+                await measure.warm_up(client, url, replace(spec, ignore_eos=True))
+                return measure.Window(0.0, 0.0, [])
+            collector = LlamaCppCollector(url, client=client) if backend == "llama.cpp" else None
+            return await measure.measure(client, url, self.specs(key.batch, backend, self.plan.max_tokens),
+                                         collector, self.should_stop, tag=f"sweep:{key.arm}:{key.batch}")
+
+    def point_row(self, index: int, key: PointKey, window: measure.Window) -> dict[str, Any]:
+        figures = measure.window_figures(window)
+        row: dict[str, Any] = {"schema": POINT_SCHEMA, "index": index, "pass": key.pass_index, "batch": key.batch,
+                               "arm": key.arm, "phase": key.phase,
+                               "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        row.update(figures)
+        energy = self.sampler.energy_between(window.t0_s, window.t1_s, wait_s=2.0) if self.sampler else None
+        tokens, seconds = row["committed_tokens"], row["window_s"]
+        row.update(
+            energy_j=energy.energy_j if energy else None,
+            energy_covered=energy.covered if energy else False,
+            short_window=energy.short_window if energy else False,
+            meter_update_period_s=energy.update_period_s if energy else None,
+            idle_w=self.idle_w,
+        )
+        e = row["energy_j"]
+        row["net_energy_j"] = e - self.idle_w * seconds if e is not None and self.idle_w is not None else None
+        row["tok_s"] = tokens / seconds if seconds > 0 else None
+        row["power_w"] = e / seconds if e is not None and seconds > 0 else None
+        row["mj_per_token"] = 1000 * e / tokens if e is not None and tokens else None
+        row["net_mj_per_token"] = 1000 * row["net_energy_j"] / tokens if row["net_energy_j"] is not None and tokens else None
+        row.update(server=self.identity.get(key.arm), meter=self.meter, machine=machine(),
+                   prompts={"set": self.plan.prompts.name, "digest": self.plan.prompts.digest},
+                   max_tokens=self.plan.max_tokens, temperature=self.plan.temperature)
+        method = self.meter["method"] if self.meter else "none"
+        row["flags"] = checks.point_flags(row, self.plan.max_tokens, method) if self.meter else \
+            checks.point_flags(row, self.plan.max_tokens, method) + [checks.flag("no-meter", "no power meter: energy not measured")]
+        self._cross_checks(row, key)
+        return row
+
+    def _cross_checks(self, row: dict[str, Any], key: PointKey) -> None:
+        def find(arm: str, phase: str) -> dict[str, Any] | None:
+            return next((r for r in reversed(self.rows) if r["pass"] == key.pass_index and r["batch"] == key.batch
+                         and r["arm"] == arm and r["phase"] == phase), None)
+
+        extra = []
+        if key.arm == "draft":
+            extra.append(checks.mismatch_flag(row, find("plain", "before")))
+        if key.phase == "after":
+            extra.append(checks.drift_flag(row, find("plain", "before"), self.plan.drift_limit))
+        row["flags"] += [f for f in extra if f]
+
+    def meta(self, planned: int) -> dict[str, Any]:
+        return {"schema": "spectop.run/1", "plan": {**asdict(self.plan), "prompts": {"set": self.plan.prompts.name,
+                "digest": self.plan.prompts.digest, "prompts": list(self.plan.prompts.prompts)}},
+                "arms": [asdict(a) for a in self.arms], "meter": self.meter, "machine": machine(),
+                "planned_points": planned, "idle_w": self.idle_w, "servers": self.identity}
+
+    def finish(self, planned: int) -> dict[str, Any]:
+        self.pool.stop_all()
+        self.store.write_meta(self.meta(planned))
+        summary = summarize(self.rows, {"planned_points": planned, "idle_w": self.idle_w})
+        self.store.write_summary(summary, to_table_csv(summary), to_markdown(summary))
+        return summary
+
+
+def run_sweep(plan: SweepPlan, arms: tuple[ArmSpec, ArmSpec], sampler: Sampler | None, results_root: Path,
+              should_stop: Callable[[], bool] = lambda: False, api_key: str | None = None,
+              run_dir: Path | None = None) -> Iterator[SweepEvent]:
+    """Run the paired sweep, yielding progress; every completed point is on disk before it is yielded."""
+    run_dir = run_dir or new_run_dir(results_root)
+    sweep = _Sweep(plan, arms, sampler, run_dir, should_stop, api_key)
+    schedule = plan.schedule()
+    sweep.store.write_meta(sweep.meta(len(schedule)))
+    yield SweepStarted(run_dir, plan, tuple(schedule), arms)
+    cancelled, error = False, None
+    try:
+        sweep.ready(PointKey(0, plan.batches[0], "plain", "before"))
+        started = time.monotonic()
+        sweep.idle_w = sweep.measure_idle()
+        yield IdleMeasured(sweep.idle_w, time.monotonic() - started)
+        for index, key in enumerate(schedule):
+            if should_stop():
+                cancelled = True
+                break
+            if sweep.pool.arms[key.arm].launched:
+                yield PointProgressed(index, key, "starting server")
+            url = sweep.ready(key)
+            yield PointProgressed(index, key, "warm-up")
+            asyncio.run(sweep._run_point(url, key, warm=True))
+            yield PointProgressed(index, key, "running")
+            window = asyncio.run(sweep._run_point(url, key, warm=False))
+            if window.cancelled:
+                cancelled = True
+                break
+            row = sweep.point_row(index, key, window)
+            sweep.store.append_point(row)
+            sweep.rows.append(row)
+            yield PointDone(index, key, row)
+    except KeyboardInterrupt:
+        cancelled, error = True, "interrupted"
+    except SpectopError as exc:
+        error = str(exc)
+    except httpx.HTTPError as exc:
+        error = f"{type(exc).__name__}: {exc}"
+    summary = sweep.finish(len(schedule))
+    yield SweepEnded(run_dir, summary, cancelled, error)

@@ -1,0 +1,84 @@
+"""`spectop report DIR`: re-render a saved sweep as a table, CSV, Markdown or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from collectors.sweep.store import load_run
+from collectors.sweep.summary import (
+    DETAIL_COLUMNS,
+    MAIN_COLUMNS,
+    summarize,
+    table_cells,
+    to_markdown,
+    to_table_csv,
+)
+from tui.commands._common import console
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("report", help="re-render a saved sweep",
+                                   description="Re-render the results of a sweep from its folder.")
+    parser.add_argument("run_dir", type=Path, metavar="DIR", help="a folder written by spectop sweep")
+    parser.add_argument("--format", choices=("table", "csv", "markdown", "json"), default="table")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    meta, rows = load_run(args.run_dir)
+    summary = summarize(rows, meta)
+    if args.format == "json":
+        print(json.dumps(summary, indent=2))
+    elif args.format == "csv":
+        print(to_table_csv(summary), end="")
+    elif args.format == "markdown":
+        print(to_markdown(summary), end="")
+    else:
+        out = console()
+        out.print(render_summary(summary))
+        for line in verdict_lines(summary):
+            out.print(line)
+    return 0
+
+
+def render_summary(summary: dict[str, Any]) -> Group:
+    """Note 25's table, then what the seeds add; flagged rows are coloured so nothing passes unseen."""
+    return Group(_table(summary, MAIN_COLUMNS, "paired sweep: draft against plain"),
+                 _table(summary, DETAIL_COLUMNS, "drafting, net energy and latency (plain/draft)"))
+
+
+def _table(summary: dict[str, Any], columns, title: str) -> Table:
+    header, cells = table_cells(summary, columns)
+    table = Table(title=title, header_style="bold")
+    for name in header:
+        table.add_column(name, justify="left" if name == "flags" else "right")
+    for row, t in zip(cells, summary["rows"]):
+        flagged = bool(set(t["plain"]["flags"]) | set(t["draft"]["flags"]))
+        style = "red" if t["void"] else ("yellow" if flagged else "")
+        table.add_row(*(Text(c) for c in row), style=style)
+    return table
+
+
+def verdict_lines(summary: dict[str, Any]) -> list[Text]:
+    lines = []
+    cross = summary.get("crossover")
+    if cross:
+        lines.append(Text(f"Energy crossover between {cross['below']} and {cross['above']} concurrent requests "
+                          f"(≈ {cross['batch']:g})."))
+    lines.append(Text(f"Recommendation: {summary['recommendation']}.", style="bold"))
+    if summary.get("idle_w") is not None:
+        lines.append(Text(f"Idle power {summary['idle_w']:.1f} W (net columns subtract it)."))
+    planned = summary.get("planned_points")
+    if planned and summary["points"] < planned:
+        lines.append(Text(f"Partial run: {summary['points']} of {planned} points.", style="yellow"))
+    if summary["flags"]:
+        lines.append(Text("Flags: " + ", ".join(summary["flags"]) + " (see points.jsonl for each point's reason)",
+                          style="yellow"))
+    return lines

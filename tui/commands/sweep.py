@@ -1,0 +1,165 @@
+"""`spectop sweep`: the paired plain-versus-draft sweep, headless, with a live progress display."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+from dataclasses import replace
+from pathlib import Path
+
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from collectors.meters import METER_SPEC_HELP, Sampler, open_meter
+from collectors.sweep import plan as sweep_plan
+from collectors.sweep.arms import make_arms
+from collectors.sweep.prompts import BUILT_IN, DEFAULT_SET, load_prompts
+from collectors.sweep.runner import (
+    IdleMeasured,
+    PointDone,
+    PointProgressed,
+    SweepEnded,
+    SweepStarted,
+    run_sweep,
+)
+from collectors.sweep.store import rewrite_summary
+from tui.commands._common import api_key, console
+from tui.commands.report import render_summary, verdict_lines
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "sweep", help="paired plain-versus-draft sweep over batch sizes",
+        description="For each batch, measure plain, draft and plain again with B concurrent requests at "
+        "temperature 0 and a fixed length; energy from the meter over each window.")
+    arms = parser.add_argument_group("arms (a running server's URL, or a command spectop starts)")
+    arms.add_argument("--plain", metavar="URL", help="a running server without drafting")
+    arms.add_argument("--draft", metavar="URL", help="a running server with drafting")
+    arms.add_argument("--plain-cmd", metavar="CMD", help="command that starts the plain server")
+    arms.add_argument("--draft-cmd", metavar="CMD",
+                      help="command that starts the drafting server; without a plain arm, the plain command "
+                      "is this one minus its speculative flags")
+    parser.add_argument("--batches", default="1,2,4,8,16", help="concurrent requests per point (default 1,2,4,8,16)")
+    parser.add_argument("--tokens", type=int, default=None, help="tokens per answer (default 256; quick 64)")
+    parser.add_argument("--passes", type=int, default=None, help="passes, the second in reverse order (default 2)")
+    parser.add_argument("--prompts", default=DEFAULT_SET,
+                        help=f"built-in set ({', '.join(sorted(BUILT_IN))}) or a file of prompts "
+                        f"(blank-line separated, or .jsonl with a \"prompt\" key); default {DEFAULT_SET}")
+    parser.add_argument("--quick", action="store_true", help="batches 1,2,4,8, 64 tokens, one pass")
+    parser.add_argument("--idle", type=float, default=None, metavar="S", help="idle baseline seconds (default 5)")
+    parser.add_argument("--fresh-server", action="store_true", help="restart launched servers before every point")
+    parser.add_argument("--route", choices=("completion", "chat"), default=None)
+    parser.add_argument("--meter", default="auto", metavar="SPEC", help=METER_SPEC_HELP)
+    parser.add_argument("--results", type=Path, default=Path("results"), metavar="DIR",
+                        help="where run folders go (default ./results)")
+    parser.add_argument("--api-key", default=None, metavar="KEY", help="API key (default $SPECTOP_API_KEY)")
+    parser.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    parser.set_defaults(run=run)
+
+
+def build_plan(args: argparse.Namespace) -> sweep_plan.SweepPlan:
+    plan = sweep_plan.SweepPlan(prompts=load_prompts(args.prompts))
+    if args.quick:
+        plan = sweep_plan.quick(plan)
+    if args.batches != "1,2,4,8,16" or not args.quick:
+        plan = replace(plan, batches=sweep_plan.parse_batches(args.batches))
+    changes = {k: v for k, v in (("max_tokens", args.tokens), ("passes", args.passes), ("idle_s", args.idle))
+               if v is not None}
+    return replace(plan, **changes, fresh_server=args.fresh_server, route=args.route)
+
+
+def run(args: argparse.Namespace) -> int:
+    plan = build_plan(args)
+    arms = make_arms(args.plain, args.draft, args.plain_cmd, args.draft_cmd)
+    out = console() if not args.json else None
+    if out and arms[0].derived:
+        out.print(f"plain arm derived from the draft command: {arms[0].command}", markup=False)
+    meter = open_meter(args.meter)
+    sampler = Sampler(meter).start() if meter else None
+    if out:
+        out.print(f"meter: {meter.info.name} ({meter.info.method}, {meter.info.boundary})" if meter
+                  else "meter: none (energy will not be measured)", markup=False)
+    run_dir = None
+    ended: SweepEnded | None = None
+    # The first Ctrl-C asks the engine to stop cleanly (the point in flight is dropped, completed
+    # ones are on disk); a second one interrupts at once.
+    stop = threading.Event()
+
+    def on_sigint(signum: int, frame: object) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      TimeRemainingColumn(), console=out or console(), disable=args.json) as progress:
+            task = progress.add_task("starting", total=None)
+            for event in run_sweep(plan, arms, sampler, args.results, should_stop=stop.is_set, api_key=api_key(args)):
+                if isinstance(event, SweepStarted):
+                    run_dir = event.run_dir
+                    progress.update(task, total=len(event.schedule), description="idle baseline")
+                elif isinstance(event, IdleMeasured) and out:
+                    progress.console.print(f"idle: {_w(event.power_w)} over {event.duration_s:.1f} s", markup=False)
+                elif isinstance(event, PointProgressed):
+                    progress.update(task, description=f"{event.key.label}: {event.state}")
+                elif isinstance(event, PointDone):
+                    progress.advance(task)
+                    if out:
+                        progress.console.print(_point_line(event.row), markup=False)
+                elif isinstance(event, SweepEnded):
+                    ended = event
+    except KeyboardInterrupt:
+        if run_dir is None:
+            raise
+        summary = rewrite_summary(run_dir)
+        print(f"spectop: sweep interrupted; {summary['points']} completed points saved in {run_dir}", file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if sampler:
+            sampler.stop()
+        if meter:
+            meter.close()
+    assert ended is not None
+    return _finish(ended, out, args.json, interrupted=stop.is_set())
+
+
+def _finish(ended: SweepEnded, out, as_json: bool, interrupted: bool) -> int:
+    summary = ended.summary
+    if as_json:
+        print(json.dumps({"run_dir": str(ended.run_dir), "cancelled": ended.cancelled, "error": ended.error,
+                          "summary": summary}, indent=2))
+    else:
+        out.print(render_summary(summary))
+        for line in verdict_lines(summary):
+            out.print(line)
+        out.print(f"files: {ended.run_dir}", markup=False)
+    if ended.error or interrupted:
+        what = "interrupted" if interrupted or ended.error == "interrupted" else f"stopped: {ended.error}"
+        print(f"spectop: sweep {what}; {summary['points']} completed points saved in {ended.run_dir}",
+              file=sys.stderr)
+        return 1 if what.startswith("stopped") else 130
+    return 0
+
+
+def _w(power_w: float | None) -> str:
+    return "—" if power_w is None else f"{power_w:.1f} W"
+
+
+def _point_line(row: dict) -> str:
+    mj = "—" if row.get("mj_per_token") is None else f"{row['mj_per_token']:.0f} mJ/token"
+    acc = "" if row.get("acceptance") is None else f", acceptance {100 * row['acceptance']:.0f} %"
+    flags = "".join(f"\n    ! {f['message']}" for f in row.get("flags", []))
+    phase = f" {row['phase']}" if row.get("phase") else ""
+    return (f"  B={row['batch']:<3} {row['arm']}{phase}: {row['tok_s']:.1f} tok/s, {_w(row.get('power_w'))}, "
+            f"{mj}{acc}{flags}")
