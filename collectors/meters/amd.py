@@ -53,12 +53,14 @@ class _Device:
         """Read once; False when the device gave nothing (runtime suspend, busy): a missing sample."""
         try:
             self.power_w = self.power_fn()
-            if self.energy_uj is not None:
-                self.counter.delta(self.energy_uj())  # 64-bit accumulator: a decrease is a reset
-                return True
         except self.errors:
             self.power_w = None
-            return False
+        if self.energy_uj is not None:
+            try:
+                self.counter.delta(self.energy_uj())  # 64-bit accumulator: a decrease is a reset
+            except self.errors:
+                return False
+            return True
         if self.power_w is None:
             return False
         self.integ.add(t_s, self.power_w)
@@ -208,8 +210,13 @@ class AmdMeter:
         if not devices:
             via = "hwmon"
             devices = _hwmon_devices(hwmon_root, read_text)
-            if indices is not None:
-                devices = [devices[i] for i in indices if 0 <= i < len(devices)]
+            if indices is not None and devices:
+                bad = [i for i in indices if not 0 <= i < len(devices)]
+                if bad:
+                    raise MeterUnavailable(
+                        f"no AMD GPU with index {bad[0]} (hwmon sees {len(devices)})", _FIX
+                    )
+                devices = [devices[i] for i in indices]
         if not devices:
             problems.append(f"no amdgpu hwmon power file under {hwmon_root}")
             raise MeterUnavailable("no AMD GPU found: " + "; ".join(problems), _FIX)

@@ -136,3 +136,18 @@ def test_nothing_amd_here(tmp_path, monkeypatch):
 def test_bad_index(tmp_path):
     with pytest.raises(MeterUnavailable, match="index 3"):
         open_amd([FakeAmdGpu()], tmp_path, indices=[3])
+
+
+def test_counter_keeps_counting_when_power_reads_fail(tmp_path):
+    gpus = [FakeAmdGpu()]
+    meter, clock, smi = open_amd(gpus, tmp_path)
+    meter.read()
+
+    def broken(h):
+        raise smi.AmdSmiLibraryException(2)
+
+    smi.amdsmi_get_power_info = broken
+    clock.advance(1.0)
+    gpus[0].advance(1.0, 200)
+    r = meter.read()
+    assert r.power_w is None and r.energy_j == pytest.approx(200.0, rel=1e-4)
