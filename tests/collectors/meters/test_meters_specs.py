@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import httpx
 import pytest
 
@@ -12,6 +9,7 @@ from collectors.errors import MeterUnavailable
 from collectors.meters import METER_SPEC_HELP, choose_meter, describe_meters, open_meter, parse_spec
 from collectors.meters.base import MeterInfo, MeterReading
 from collectors.meters.doctor import check_server, format_report, run_doctor
+from tests.collectors.meters.fakes import this_machine_has_a_meter
 
 
 class Dummy:
@@ -183,18 +181,6 @@ def test_server_check():
     assert rows[0].status == "failed" and "503" in rows[0].message and "loading" in rows[0].fix
     rows = check_server("http://127.0.0.1:9")
     assert len(rows) == 1 and rows[0].status == "failed" and "start the server" in rows[0].fix
-
-
-def this_machine_has_a_meter() -> bool:
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        pynvml.nvmlShutdown()
-        return True
-    except Exception:
-        pass
-    return sys.platform == "darwin" or Path("/sys/class/powercap").exists() or Path("/sys/class/drm").exists()
 
 
 @pytest.mark.skipif(this_machine_has_a_meter(), reason="this machine has a GPU, RAPL or is a Mac")
