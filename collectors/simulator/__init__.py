@@ -1,0 +1,15 @@
+"""A simulated llama-server pair (plain and draft arms) and GPU meter, calibrated to note 25.
+
+    with Simulator(seed=0, speedup=10) as sim:
+        sim.plain_url, sim.draft_url      # llama-server dialect, incl. /metrics and /slots
+        sim.meter_url + "/metrics"        # dcgm-exporter page of the one shared accelerator
+
+See `simulator.Simulator` for the parameters and `profiles` for the calibration data.
+"""
+
+from __future__ import annotations
+
+from collectors.simulator.profiles import NOTE25_TABLE, PROFILES, Profile, get_profile
+from collectors.simulator.simulator import Simulator, SimulatorState
+
+__all__ = ["NOTE25_TABLE", "PROFILES", "Profile", "Simulator", "SimulatorState", "get_profile"]

@@ -1,0 +1,283 @@
+"""One simulated llama-server: slots, continuous batching and verify steps on the shared chip.
+
+Every active slot advances once per step. On the plain arm a step commits one token per slot;
+on the draft arm it commits 1 + accepted draft tokens per slot, streamed as that many events
+back to back. A newly admitted request spends its first step on its prompt and commits its
+first token there. A step lasts as long as its committed tokens take at the calibrated rate of
+the current batch (all arms' active requests together), so any window of steady work runs at
+the profile's tok/s whatever the draws of acceptance; a small seeded jitter is added per step.
+Steps are scheduled on absolute times, so a late wake-up is caught up instead of accumulating.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+
+from collectors.simulator.accelerator import Accelerator, CurveKey
+from collectors.simulator.counters import Counters, MetricsView, metrics_view
+from collectors.simulator.profiles import Profile
+from collectors.simulator.tasks import LiveView, Slot, SlotView, Task, common_prefix, slot_view
+from collectors.simulator.textgen import DraftSampler, TokenStream, draft_key, natural_length, tokenize
+
+_NEVER = 1 << 30
+_MAX_LAG_S = 0.05
+
+
+class ContextExceeded(ValueError):
+    """The prompt does not fit in a slot's context."""
+
+
+class Engine:
+    """A simulated llama-server arm ("plain" or "draft") with `n_slots` slots."""
+
+    def __init__(
+        self,
+        kind: str,
+        profile: Profile,
+        accelerator: Accelerator,
+        *,
+        n_slots: int = 16,
+        n_ctx: int = 4096,
+        seed: int = 0,
+        noise: float = 0.01,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if kind not in ("plain", "draft"):
+            raise ValueError(f"unknown arm kind {kind!r}")
+        self.kind = kind
+        self.profile = profile
+        self.n_slots = n_slots
+        self.n_ctx = n_ctx
+        self.t_start_us = int(clock() * 1e6)
+        self._accel = accelerator
+        self._seed = seed
+        self._noise = noise
+        self._clock = clock
+        self._rng = random.Random(f"engine:{kind}:{seed}")
+        self._cond = threading.Condition()
+        self._stop = threading.Event()
+        self._slots = [Slot(i) for i in range(n_slots)]
+        self._pending: deque[Task] = deque()
+        self._counters = Counters()
+        self._next_task_id = 0
+        self._committed = 0
+        self._live_drafted = 0
+        self._live_accepted = 0
+        self._thread: threading.Thread | None = None
+
+    @property
+    def speculative(self) -> bool:
+        return self.kind == "draft"
+
+    # -- requests -------------------------------------------------------------------------------
+
+    def submit(
+        self,
+        prompt: str,
+        *,
+        n_predict: int = -1,
+        ignore_eos: bool = False,
+        timings_per_token: bool = False,
+        params: Mapping[str, object] | None = None,
+        sample_seed: int | None = None,
+    ) -> Task:
+        """Queue a request; its events arrive on `task.out`, ending with a `TaskResult`."""
+        prompt_ids = tokenize(prompt)
+        if len(prompt_ids) >= self.n_ctx:
+            raise ContextExceeded(
+                f"the request exceeds the available context size ({len(prompt_ids)} tokens, "
+                f"context {self.n_ctx}), try increasing it"
+            )
+        room = self.n_ctx - len(prompt_ids)
+        limit = room if n_predict < 0 else min(n_predict, room)
+        prompt_class = self.profile.prompt_class(prompt)
+        sampler = None
+        if self.speculative:
+            sampler = DraftSampler(
+                draft_key(self._seed, self.kind, prompt),
+                self.profile.draft.length_probs,
+                prompt_class.acceptance,
+            )
+        with self._cond:
+            task = Task(
+                id=self._next_task_id,
+                prompt=prompt,
+                prompt_ids=prompt_ids,
+                limit=limit,
+                n_predict=n_predict,
+                eos_at=_NEVER if ignore_eos else natural_length(prompt),
+                timings_per_token=timings_per_token,
+                params=dict(params or {}),
+                prompt_class=prompt_class,
+                tokens=TokenStream(prompt, sample_seed),
+                sampler=sampler,
+            )
+            self._next_task_id += 1
+            self._pending.append(task)
+            self._cond.notify_all()
+        return task
+
+    def cancel(self, task: Task) -> None:
+        """Stop a request at the next step boundary (its client went away)."""
+        with self._cond:
+            task.cancelled = True
+            if task in self._pending:
+                self._pending.remove(task)
+                task.done = True
+                task.out.put(None)
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name=f"sim-{self.kind}", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        with self._cond:
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        with self._cond:
+            for task in [*self._pending, *(s.task for s in self._slots if s.task)]:
+                task.done = True
+                task.out.put(None)
+            self._pending.clear()
+            for slot in self._slots:
+                slot.task = None
+        self._accel.set_load(self.kind, {})
+
+    @property
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
+    # -- the step loop --------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        scheduled: float | None = None
+        idle_reported = False
+        while not self._stop.is_set():
+            with self._cond:
+                self._admit(self._clock())
+                active = [s.task for s in self._slots if s.task is not None]
+                if not active:
+                    if not idle_reported:
+                        self._accel.set_load(self.kind, {})
+                        idle_reported = True
+                    scheduled = None
+                    self._cond.wait(timeout=0.5)
+                    continue
+                idle_reported = False
+                plan = [(task, *self._plan(task)) for task in active]
+                n_total, now = self._accel.set_load(self.kind, self._load(active))
+            dt = self._step_seconds(plan, max(n_total, len(active)))
+            if scheduled is None or scheduled < now - _MAX_LAG_S:
+                scheduled = now
+            scheduled += dt
+            self._stop.wait(max(0.0, scheduled - self._clock()))
+            if self._stop.is_set():
+                return
+            with self._cond:
+                self._commit(plan, self._clock())
+                remaining = [s.task for s in self._slots if s.task is not None]
+                if len(remaining) < len(active):
+                    # Finished requests stop drawing power the moment they finish.
+                    self._accel.set_load(self.kind, self._load(remaining))
+                    idle_reported = not remaining
+
+    def _load(self, tasks: list[Task]) -> dict[CurveKey, int]:
+        load: dict[CurveKey, int] = {}
+        for task in tasks:
+            key = (self.kind, task.prompt_class.name)
+            load[key] = load.get(key, 0) + 1
+        return load
+
+    def _plan(self, task: Task) -> tuple[int, int, int]:
+        """(drafted, accepted, committed tokens) of `task` in the coming step."""
+        if task.n_decoded == 0 or task.sampler is None:
+            return 0, 0, 1
+        remaining = task.stop_at - task.n_decoded
+        drafted, accepted = task.sampler.next(min(self.profile.draft.n_max, remaining - 1))
+        return drafted, accepted, 1 + accepted
+
+    def _step_seconds(self, plan: list[tuple[Task, int, int, int]], n_total: int) -> float:
+        """Time the step's committed tokens take at each request's share of the calibrated rate."""
+        total = 0.0
+        for task, _, _, committed in plan:
+            curves = task.prompt_class.draft if self.speculative else task.prompt_class.plain
+            per_request_tok_s = curves.tok_s.at(n_total) * self._accel.speedup / n_total
+            total += committed / per_request_tok_s
+        jitter = 1.0 + max(-3.0, min(3.0, self._rng.gauss(0.0, 1.0))) * self._noise
+        return total / len(plan) * jitter
+
+    def _admit(self, now: float) -> None:
+        while self._pending:
+            free = [s for s in self._slots if s.task is None]
+            if not free:
+                return
+            task = self._pending.popleft()
+            slot = max(free, key=lambda s: (common_prefix(s.cache_ids, task.prompt_ids), -s.last_used))
+            task.n_cached = min(common_prefix(slot.cache_ids, task.prompt_ids), task.n_prompt - 1)
+            task.n_processed = task.n_prompt - task.n_cached
+            task.slot_id = slot.id
+            task.t_start = now
+            slot.task = task
+            slot.last = task
+            slot.last_used = now
+
+    def _commit(self, plan: list[tuple[Task, int, int, int]], now: float) -> None:
+        c = self._counters
+        c.n_decode += 1
+        c.n_busy_slots += len(plan)
+        for task, drafted, accepted, committed in plan:
+            if task.cancelled:
+                self._finish(task, "none")
+                continue
+            if task.n_decoded == 0:
+                task.t_prompt_done = now
+                c.on_prompt(task.n_processed, task.n_cached, now - task.t_start)
+            task.advance(drafted, accepted, committed, now, self.profile.draft.n_max)
+            if drafted:
+                self._live_drafted += drafted
+                self._live_accepted += accepted
+            self._committed += committed
+            c.n_tokens_max = max(c.n_tokens_max, task.n_prompt + task.n_decoded)
+            if task.n_decoded >= task.stop_at:
+                self._finish(task, "limit" if task.n_decoded >= task.limit else "eos")
+
+    def _finish(self, task: Task, stop_type: str) -> None:
+        timings = task.timings()
+        if task.n_decoded > 0:
+            self._counters.on_prediction(task, timings.predicted_ms / 1000.0)
+        slot = self._slots[task.slot_id]
+        slot.task = None
+        slot.cache_ids = task.prompt_ids + task.ids[:-1]
+        task.done = True
+        task.out.put(task.result(stop_type, timings))
+        self._cond.notify_all()
+
+    # -- views ----------------------------------------------------------------------------------
+
+    def slots(self) -> list[SlotView]:
+        with self._cond:
+            return [slot_view(slot) for slot in self._slots]
+
+    def metrics(self, reset_buckets: bool = True) -> MetricsView:
+        """The counters now; like llama-server, each scrape restarts the throughput buckets."""
+        with self._cond:
+            processing = sum(1 for s in self._slots if s.task is not None)
+            deferred = max(0, len(self._pending) - (self.n_slots - processing))
+            view = metrics_view(self._counters, processing, deferred)
+            if reset_buckets:
+                self._counters.reset_buckets()
+            return view
+
+    def live(self) -> LiveView:
+        with self._cond:
+            busy = sum(1 for s in self._slots if s.task is not None)
+            deferred = max(0, len(self._pending) - (self.n_slots - busy))
+            return LiveView(busy, deferred, self._committed, self._live_drafted, self._live_accepted)

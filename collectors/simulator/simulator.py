@@ -1,0 +1,123 @@
+"""`Simulator`: a plain and a draft llama-server arm and one DCGM-exported accelerator, on loopback."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import TracebackType
+
+from collectors.simulator.accelerator import Accelerator, AcceleratorReading
+from collectors.simulator.dcgm import DcgmServer, device_labels
+from collectors.simulator.engine import Engine
+from collectors.simulator.llama_http import LlamaServer
+from collectors.simulator.profiles import Profile, get_profile
+from collectors.simulator.tasks import LiveView
+
+
+@dataclass(frozen=True, slots=True)
+class SimulatorState:
+    """Both arms and the chip at one instant (the simulator's own view, for demos and tests)."""
+
+    plain: LiveView
+    draft: LiveView
+    accelerator: AcceleratorReading
+
+
+class Simulator:
+    """Serve two simulated llama-server arms and a dcgm-exporter page from background threads.
+
+    `profile`: a name from `profiles.PROFILES` ("note25", "classes", "classes:code", ...) or a
+    `Profile`. `seed` fixes noise, draft outcomes and the device UUID. `speedup` multiplies
+    every token rate *and* every power (idle included), so tests run fast while mJ/token,
+    acceptance and every ratio stay those of the profile; W and tok/s read `speedup` times the
+    profile's. `ports`: (plain, draft, meter); 0 picks a free port. `noise`: relative standard
+    deviation of the per-step jitter on step time and on power.
+    """
+
+    def __init__(
+        self,
+        profile: str | Profile = "note25",
+        seed: int = 0,
+        speedup: float = 1.0,
+        host: str = "127.0.0.1",
+        ports: tuple[int, int, int] = (0, 0, 0),
+        *,
+        total_slots: int = 16,
+        n_ctx: int = 4096,
+        noise: float = 0.01,
+    ) -> None:
+        if speedup <= 0:
+            raise ValueError("speedup must be positive")
+        self.profile: Profile = get_profile(profile)
+        self.seed = seed
+        self.speedup = speedup
+        self.host = host
+        self._ports = ports
+        self.accelerator = Accelerator(
+            self.profile, speedup=speedup, noise=noise, seed=seed,
+            energy_offset_mj=float(1_000_000_000 + (seed % 1000) * 1_000_003),
+        )
+        engine_args = dict(n_slots=total_slots, n_ctx=n_ctx, seed=seed, noise=noise)
+        self.plain = Engine("plain", self.profile, self.accelerator, **engine_args)  # type: ignore[arg-type]
+        self.draft = Engine("draft", self.profile, self.accelerator, **engine_args)  # type: ignore[arg-type]
+        self._servers: list[LlamaServer | DcgmServer] = []
+
+    def start(self) -> Simulator:
+        if self._servers:
+            return self
+        try:
+            self._servers = [
+                LlamaServer((self.host, self._ports[0]), self.plain),
+                LlamaServer((self.host, self._ports[1]), self.draft),
+                DcgmServer((self.host, self._ports[2]), self.accelerator,
+                           device_labels(self.profile.chip, self.seed)),
+            ]
+        except OSError:
+            for server in self._servers:
+                server.server_close()
+            self._servers = []
+            raise
+        self.plain.start()
+        self.draft.start()
+        for server in self._servers:
+            server.start()
+        return self
+
+    def stop(self) -> None:
+        self.plain.stop()
+        self.draft.stop()
+        for server in self._servers:
+            server.stop()
+        self._servers = []
+
+    def __enter__(self) -> Simulator:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def _url(self, index: int) -> str:
+        if not self._servers:
+            raise RuntimeError("the simulator is not running; call start() first")
+        host, port = self._servers[index].server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def plain_url(self) -> str:
+        return self._url(0)
+
+    @property
+    def draft_url(self) -> str:
+        return self._url(1)
+
+    @property
+    def meter_url(self) -> str:
+        """Base URL of the dcgm-exporter page; the page itself is at `meter_url + "/metrics"`."""
+        return self._url(2)
+
+    def state(self) -> SimulatorState:
+        return SimulatorState(self.plain.live(), self.draft.live(), self.accelerator.read())
