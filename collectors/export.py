@@ -28,6 +28,7 @@ def snapshot_dict(snap: ServerSnapshot) -> dict[str, Any]:
     body.pop("taken_at_s")
     body["per_position_total"] = list(snap.per_position_total)
     body["window_per_position"] = list(snap.window_per_position)
+    body["busy_slot_tokens"] = [list(pair) for pair in snap.busy_slot_tokens]
     body.update(
         schema=SNAPSHOT_SCHEMA,
         acceptance=_round(snap.acceptance),

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 
 from collectors.errors import SpectopError
-from tui import commands
+from tui import commands, dashboard
 
 # Every public module in tui/commands exposes `register(subparsers)`, which adds its parser and
 # sets `run` as the parser's default; adding a command is adding a file.
@@ -21,6 +21,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Live energy monitoring of LLM servers that use speculative decoding.",
     )
     parser.add_argument("--version", action="version", version="spectop 0.1.0")
+    dashboard.add_options(parser)
+    parser.set_defaults(run=dashboard.run)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         if not info.name.startswith("_"):
@@ -31,12 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    run = getattr(args, "run", None)
-    if run is None:
-        parser.print_help()
-        return 0
     try:
-        return int(run(args) or 0)
+        return int(args.run(args) or 0)
     except SpectopError as exc:
         print(f"spectop: {exc}", file=sys.stderr)
         return 2

@@ -132,6 +132,7 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
         build=props.get("build_info"),
         slots_total=props.get("total_slots") or (len(states) if cur.slots is not None else None),
         slots_busy=sum(s.busy for s in states.values()) if cur.slots is not None else None,
+        busy_slot_tokens=tuple((s.slot_id, s.n_decoded) for s in states.values() if s.busy),
         n_ctx_slot=first_slot.get("n_ctx") or (props.get("default_generation_settings") or {}).get("n_ctx"),
         drafting=bool(first_slot.get("speculative")) if cur.slots else None,
         spec_types=spec_types,

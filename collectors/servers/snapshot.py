@@ -41,6 +41,7 @@ class ServerSnapshot:
     accepted_total: int | None = None
     steps_total: int | None = None
     per_position_total: tuple[int, ...] = ()
+    busy_slot_tokens: tuple[tuple[int, int], ...] = ()  # (slot id, tokens decoded so far) of busy slots
     metrics_status: str = "ok"  # or why /metrics is unavailable and how to enable it
     slots_status: str = "ok"
 

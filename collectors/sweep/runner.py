@@ -14,6 +14,7 @@ import httpx
 from collectors.client import RequestSpec
 from collectors.errors import SpectopError
 from collectors.meters.sampler import Sampler
+from collectors.model import RequestRecord
 from collectors.servers import LlamaCppCollector, detect
 from collectors.sweep import checks, measure
 from collectors.sweep.arms import ArmPool, ArmSpec
@@ -48,6 +49,7 @@ class PointDone:
     index: int
     key: PointKey
     row: dict[str, Any]
+    records: tuple[RequestRecord, ...] = ()  # the point's requests, for a live requests table
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +211,7 @@ def run_sweep(plan: SweepPlan, arms: tuple[ArmSpec, ArmSpec], sampler: Sampler |
             row = sweep.point_row(index, key, window)
             sweep.store.append_point(row)
             sweep.rows.append(row)
-            yield PointDone(index, key, row)
+            yield PointDone(index, key, row, tuple(window.records))
     except KeyboardInterrupt:
         cancelled, error = True, "interrupted"
     except SpectopError as exc:

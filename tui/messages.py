@@ -1,0 +1,44 @@
+"""Messages workers post to the App; handlers on the UI thread own all state."""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+from collectors.meters import MeterReading
+from collectors.model import RequestRecord
+from collectors.servers.snapshot import ServerSnapshot
+from collectors.sweep.runner import SweepEvent
+
+
+class ServerPolled(Message):
+    """A server poll finished (successfully or not: see `snapshot.status`)."""
+
+    def __init__(self, snapshot: ServerSnapshot) -> None:
+        super().__init__()
+        self.snapshot = snapshot
+
+
+class MeterRead(Message):
+    """New meter readings since the last message (or the meter's failure)."""
+
+    def __init__(self, readings: list[MeterReading], error: str | None = None) -> None:
+        super().__init__()
+        self.readings = readings
+        self.error = error
+
+
+class ProbeFinished(Message):
+    """A probe request completed, or failed with `error`."""
+
+    def __init__(self, record: RequestRecord | None, error: str | None = None) -> None:
+        super().__init__()
+        self.record = record
+        self.error = error
+
+
+class SweepProgressed(Message):
+    """One event of the sweep engine, in order."""
+
+    def __init__(self, event: SweepEvent) -> None:
+        super().__init__()
+        self.event = event

@@ -1,0 +1,170 @@
+"""What the dashboard knows, and the pure figures it shows: no Textual here, so it is unit-tested plainly.
+
+The App owns one LiveState; message handlers feed it, widgets are given views computed from it.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import OrderedDict, deque
+from dataclasses import dataclass
+from typing import Any
+
+from collectors import ledger
+from collectors.model import RequestRecord
+from collectors.servers.snapshot import ServerSnapshot
+
+HISTORY = 300  # points kept for sparklines (5 minutes at 1 s)
+MAX_REQUEST_ROWS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class PowerPoint:
+    t_s: float
+    power_w: float
+    energy_j: float
+
+
+@dataclass(frozen=True, slots=True)
+class EnergyView:
+    """Live energy per token over the rolling window, and the verdict against the last sweep."""
+
+    window_s: float | None
+    mj_per_token: float | None
+    net_mj_per_token: float | None
+    tokens: int
+    batch: float | None
+    verdict: str
+
+
+class LiveState:
+    """Histories and the latest values; appended to by message handlers on the UI thread only."""
+
+    def __init__(self, energy_window_s: float = 30.0) -> None:
+        self.energy_window_s = energy_window_s
+        self.snapshots: deque[ServerSnapshot] = deque(maxlen=HISTORY)
+        self.power: deque[PowerPoint] = deque(maxlen=HISTORY * 10)
+        self.tok_s: deque[float] = deque(maxlen=HISTORY)
+        self.power_w: deque[float] = deque(maxlen=HISTORY)
+        self.records: OrderedDict[str, RequestRecord] = OrderedDict()
+        self.attributed_mj: dict[str, float] = {}
+        self.sweep_summary: dict[str, Any] | None = None
+        self.sweep_idle_w: float | None = None
+        self.paused = False
+
+    @property
+    def latest(self) -> ServerSnapshot | None:
+        return self.snapshots[-1] if self.snapshots else None
+
+    def add_snapshot(self, snap: ServerSnapshot) -> None:
+        self.snapshots.append(snap)
+        if snap.live_tok_s is not None:
+            self.tok_s.append(snap.live_tok_s)
+
+    def add_power(self, t_s: float, power_w: float, energy_j: float) -> None:
+        self.power.append(PowerPoint(t_s, power_w, energy_j))
+        self.power_w.append(power_w)
+
+    def add_record(self, record: RequestRecord) -> None:
+        self.records[record.request_id] = record
+        while len(self.records) > MAX_REQUEST_ROWS:
+            dropped, _ = self.records.popitem(last=False)
+            self.attributed_mj.pop(dropped, None)
+        self._attribute(record)
+
+    # -- energy ---------------------------------------------------------------------------------
+    def energy_between_j(self, t0_s: float, t1_s: float) -> float | None:
+        times = [p.t_s for p in self.power]
+        return ledger.window_energy_j(times, [p.energy_j for p in self.power], t0_s, t1_s)
+
+    def idle_w(self) -> float | None:
+        """Idle power: the last sweep's measurement, else the median power while no slot was busy."""
+        if self.sweep_idle_w is not None:
+            return self.sweep_idle_w
+        idle_spans = [(s.taken_at_s - (s.window_s or 0), s.taken_at_s) for s in self.snapshots
+                      if s.window_s and s.slots_busy == 0 and not s.window_tokens]
+        samples = [p.power_w for p in self.power if any(a <= p.t_s <= b for a, b in idle_spans)]
+        return statistics.median(samples) if len(samples) >= 10 else None
+
+    def energy_view(self) -> EnergyView:
+        window = [s for s in self.snapshots if s.window_s and self.snapshots[-1].taken_at_s - s.taken_at_s
+                  < self.energy_window_s]
+        tokens = sum(s.window_tokens or 0 for s in window)
+        batch = self.current_batch()
+        if not window:
+            return EnergyView(None, None, None, 0, batch, self.verdict(None, batch))
+        t0, t1 = window[0].taken_at_s - (window[0].window_s or 0), window[-1].taken_at_s
+        energy = self.energy_between_j(t0, t1)
+        gross = ledger.mj_per_token(energy, tokens) if energy is not None else None
+        idle = self.idle_w()
+        net = (ledger.mj_per_token(ledger.net_energy_j(energy, idle, t1 - t0), tokens)
+               if energy is not None and idle is not None else None)
+        return EnergyView(t1 - t0, gross, net, tokens, batch, self.verdict(gross, batch))
+
+    def current_batch(self) -> float | None:
+        recent = [s.busy_slots_per_decode for s in list(self.snapshots)[-10:] if s.busy_slots_per_decode]
+        if recent:
+            return statistics.fmean(recent)
+        snap = self.latest
+        return float(snap.slots_busy) if snap and snap.slots_busy else None
+
+    def verdict(self, mj_per_token: float | None, batch: float | None) -> str:
+        """Live drafting mJ/token against the last sweep's plain curve at the current batch."""
+        if self.sweep_summary is None:
+            return "no sweep yet: press s to measure where drafting pays"
+        snap = self.latest
+        if batch is None or mj_per_token is None:
+            return "idle: the verdict needs traffic on the server"
+        plain = curve_at(self.sweep_summary, "plain", batch)
+        if plain is None:
+            return "the last sweep has no plain curve to compare with"
+        if snap is not None and snap.drafting is False:
+            ratio = curve_ratio_at(self.sweep_summary, batch)
+            if ratio is None:
+                return "this server does not draft"
+            return f"not drafting; at {batch:.1f} requests drafting would " + _change(ratio)
+        return f"drafting {_change(mj_per_token / plain)} at {batch:.1f} requests (vs the sweep's plain curve)"
+
+    def _attribute(self, record: RequestRecord) -> None:
+        # split meter intervals among spectop's own requests by tokens each committed in them
+        requests = [r for r in self.records.values() if r.t_done_s > record.t_send_s and r.t_send_s < record.t_done_s]
+        points = [p for p in self.power if record.t_send_s - 1 <= p.t_s <= record.t_done_s + 1]
+        if len(points) < 2 or not record.committed_tokens:
+            return
+        activity = [ledger.RequestActivity(r.request_id, r.t_send_s, r.t_done_s,
+                                           tuple((e.t_s, e.n_tokens) for e in r.events)) for r in requests]
+        joules, _ = ledger.attribute_energy_j([p.t_s for p in points], [p.energy_j for p in points], activity)
+        self.attributed_mj[record.request_id] = 1000 * joules[record.request_id] / record.committed_tokens
+
+
+def _change(ratio: float) -> str:
+    if ratio < 1:
+        return f"saves {100 * (1 - ratio):.0f} %"
+    return f"costs {100 * (ratio - 1):.0f} % more"
+
+
+def _interpolate(points: list[tuple[int, float]], batch: float) -> float | None:
+    """Linear in log B between measured batches; clamped at the ends."""
+    if not points:
+        return None
+    points = sorted(points)
+    if batch <= points[0][0]:
+        return points[0][1]
+    if batch >= points[-1][0]:
+        return points[-1][1]
+    for (b0, v0), (b1, v1) in zip(points, points[1:]):
+        if b0 <= batch <= b1:
+            frac = (math.log(batch) - math.log(b0)) / (math.log(b1) - math.log(b0))
+            return v0 + frac * (v1 - v0)
+    return None
+
+
+def curve_at(summary: dict[str, Any], arm: str, batch: float) -> float | None:
+    points = [(t["batch"], t[arm]["mj_per_token"]) for t in summary["rows"] if t[arm]["mj_per_token"]]
+    return _interpolate(points, batch)
+
+
+def curve_ratio_at(summary: dict[str, Any], batch: float) -> float | None:
+    points = [(t["batch"], t["energy_ratio"]) for t in summary["rows"] if t["energy_ratio"] and not t["void"]]
+    return _interpolate(points, batch)

@@ -1,0 +1,48 @@
+"""Small formatting helpers shared by the panels (Rich Text; server strings are never markup)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+
+BLOCKS = " ▏▎▍▌▋▊▉█"
+
+
+def num(value: float | None, spec: str = ".1f", unit: str = "") -> str:
+    return "—" if value is None else f"{value:{spec}}{unit}"
+
+
+def pct(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.0f} %"
+
+
+def line(*parts: tuple[str, str] | str) -> Text:
+    """A line from (text, style) pairs or plain strings; nothing is parsed as markup."""
+    out = Text()
+    for part in parts:
+        if isinstance(part, tuple):
+            out.append(part[0], style=part[1])
+        else:
+            out.append(part)
+    return out
+
+
+def bar(fraction: float, width: int) -> str:
+    """A horizontal bar of `width` cells filled to `fraction`, with eighth-cell resolution."""
+    fraction = min(1.0, max(0.0, fraction))
+    eighths = round(fraction * width * 8)
+    full, rest = divmod(eighths, 8)
+    return ("█" * full + (BLOCKS[rest] if rest else "")).ljust(width)
+
+
+def histogram(values: Sequence[float], edges: Sequence[float], width: int, labels: Sequence[str]) -> list[Text]:
+    """One bar per bin [edges[i], edges[i+1]); counts scaled to the widest bin."""
+    counts = [0] * (len(edges) - 1)
+    for v in values:
+        for i in range(len(counts)):
+            if edges[i] <= v < edges[i + 1]:
+                counts[i] += 1
+                break
+    top = max(counts) or 1
+    return [line((f"{label:>9} ", "dim"), (bar(c / top, width), "bold"), f" {c}") for label, c in zip(labels, counts)]

@@ -1,0 +1,49 @@
+"""Latency tails: where inter-chunk gaps fall, and how many tokens each verify step delivered."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from rich.columns import Columns
+from rich.console import Group, RenderableType
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from collectors import latency
+from collectors.model import RequestRecord
+from tui.widgets.figures import bar, histogram, line, num
+
+EDGES_MS = (0.0, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, float("inf"))
+LABELS = ("<0.5 ms", "0.5-1", "1-2", "2-5", "5-10", "10-20", "20-50", "50-100", "100-200", "≥200 ms")
+
+
+@dataclass(frozen=True, slots=True)
+class LatencyView:
+    records: tuple[RequestRecord, ...]  # the most recent requests, pooled
+
+
+class LatencyPanel(Static):
+    DEFAULT_CSS = "LatencyPanel { height: auto; padding: 0 1; }"
+
+    view: reactive[LatencyView | None] = reactive(None, always_update=True, layout=True)
+    """The requests whose gaps are pooled."""
+
+    def render(self) -> RenderableType:
+        v = self.view
+        if v is None or not v.records:
+            return Text("no requests yet: press r to probe the server", style="dim")
+        gaps = [g for r in v.records for g in latency.chunk_gaps_ms(r.events)]
+        steps = Counter(size for r in v.records for size in r.latency.burst_sizes[1:])
+        tail = latency.Tail.of(gaps)
+        title = line((f"inter-chunk gaps of the last {len(v.records)} requests ", "bold"),
+                     ("p50 ", "dim"), num(tail.p50_ms, ".1f"), ("  p95 ", "dim"), num(tail.p95_ms, ".1f"),
+                     ("  p99 ", "dim"), num(tail.p99_ms, ".1f"), ("  max ", "dim"), num(tail.max_ms, ".1f", " ms"))
+        hist = histogram(gaps, EDGES_MS, 24, LABELS)
+        top = max(steps.values(), default=1)
+        bursts = [line(("tokens per verify step", "bold"))] + [
+            line((f"{size:>4} ", "dim"), (bar(count / top, 16), "bold green"), f" {count}")
+            for size, count in sorted(steps.items())
+        ]
+        return Group(title, Columns([Group(*hist), Group(*bursts)], padding=(0, 4)))

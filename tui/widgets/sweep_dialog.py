@@ -1,0 +1,111 @@
+"""The dialog that sets up a sweep: a quick preset beside the full protocol, batches, length, passes, prompts, arms."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Grid, Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Checkbox, Input, Label, Select, Static
+
+from collectors.errors import SpectopError
+from collectors.sweep.arms import ArmSpec, make_arms
+from collectors.sweep.plan import SweepPlan, parse_batches
+from collectors.sweep.prompts import BUILT_IN, load_prompts
+
+
+@dataclass(frozen=True, slots=True)
+class SweepRequest:
+    """What the dialog returns: a plan and both arms."""
+
+    plan: SweepPlan
+    arms: tuple[ArmSpec, ArmSpec]
+
+
+def arm_field(url: str | None, cmd: str | None) -> str:
+    return url or cmd or ""
+
+
+def parse_arm(text: str) -> tuple[str | None, str | None]:
+    """A URL for a running server, anything else is a command to launch."""
+    text = text.strip()
+    if not text:
+        return None, None
+    return (text, None) if text.startswith(("http://", "https://")) else (None, text)
+
+
+class SweepDialog(ModalScreen[SweepRequest | None]):
+    BINDINGS = [("escape", "dismiss_dialog", "Close")]
+
+    def __init__(self, quick_plan: SweepPlan, full_plan: SweepPlan, plain: str, draft: str) -> None:
+        super().__init__()
+        self.quick_plan, self.full_plan = quick_plan, full_plan
+        self.plain, self.draft = plain, draft
+
+    def compose(self) -> ComposeResult:
+        plan = self.quick_plan
+        with Vertical(id="sweep-dialog"):
+            yield Static("Paired sweep: plain against draft at each batch", id="dialog-title")
+            with Horizontal(id="dialog-presets"):
+                yield Button("Quick (about a minute)", id="preset-quick", variant="primary")
+                yield Button("Full protocol", id="preset-full")
+            with Grid(id="dialog-grid"):
+                yield Label("batches")
+                yield Input(",".join(map(str, plan.batches)), id="batches")
+                yield Label("tokens per answer")
+                yield Input(str(plan.max_tokens), id="tokens", type="integer")
+                yield Label("passes")
+                yield Input(str(plan.passes), id="passes", type="integer")
+                yield Label("prompts")
+                yield Select([(name, name) for name in sorted(BUILT_IN)], value=plan.prompts.name
+                             if plan.prompts.name in BUILT_IN else "power", id="prompts", allow_blank=False)
+                yield Label("plain arm (URL or command)")
+                yield Input(self.plain, id="plain", placeholder="http://127.0.0.1:8080, or blank to derive from the draft command")
+                yield Label("draft arm (URL or command)")
+                yield Input(self.draft, id="draft", placeholder="http://… or llama-server -m … -md … --spec-type draft-simple")
+                yield Label("fresh server per point")
+                yield Checkbox(value=plan.fresh_server, id="fresh")
+            yield Static("", id="dialog-error")
+            with Horizontal(id="dialog-buttons"):
+                yield Button("Run", id="dialog-run", variant="success")
+                yield Button("Cancel", id="dialog-cancel")
+
+    def _fill(self, plan: SweepPlan) -> None:
+        self.query_one("#batches", Input).value = ",".join(map(str, plan.batches))
+        self.query_one("#tokens", Input).value = str(plan.max_tokens)
+        self.query_one("#passes", Input).value = str(plan.passes)
+
+    @on(Button.Pressed, "#preset-quick")
+    def use_quick(self) -> None:
+        self._fill(self.quick_plan)
+
+    @on(Button.Pressed, "#preset-full")
+    def use_full(self) -> None:
+        self._fill(self.full_plan)
+
+    @on(Button.Pressed, "#dialog-cancel")
+    def action_dismiss_dialog(self) -> None:
+        self.dismiss(None)
+
+    @on(Button.Pressed, "#dialog-run")
+    def run_sweep(self) -> None:
+        try:
+            self.dismiss(self.request())
+        except (SpectopError, ValueError) as exc:
+            self.query_one("#dialog-error", Static).update(f"⚠ {exc}")
+
+    def request(self) -> SweepRequest:
+        """The sweep as set in the fields; a bad field raises with a message shown in the dialog."""
+        value = lambda wid: self.query_one(wid, Input).value.strip()  # noqa: E731
+        tokens, passes = value("#tokens"), value("#passes")
+        base = self.quick_plan if self.quick_plan.batches == parse_batches(value("#batches")) else self.full_plan
+        plan = replace(base, batches=parse_batches(value("#batches")),
+                       max_tokens=int(tokens) if tokens else base.max_tokens,
+                       passes=int(passes) if passes else base.passes,
+                       prompts=load_prompts(str(self.query_one("#prompts", Select).value)),
+                       fresh_server=self.query_one("#fresh", Checkbox).value)
+        plain_url, plain_cmd = parse_arm(value("#plain"))
+        draft_url, draft_cmd = parse_arm(value("#draft"))
+        return SweepRequest(plan, make_arms(plain_url, draft_url, plain_cmd, draft_cmd))

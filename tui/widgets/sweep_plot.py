@@ -1,0 +1,35 @@
+"""mJ/token against batch for both arms, with the crossover marked (textual-plotext)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from textual_plotext import PlotextPlot
+
+
+class SweepPlot(PlotextPlot):
+    """Replotted from a sweep summary; the x axis is log2 of the batch so 1..16 spread evenly."""
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.show({"rows": [], "crossover": None})
+
+    def show(self, summary: dict[str, Any]) -> None:
+        plt = self.plt
+        plt.clear_figure()
+        plt.title("mJ/token by concurrent requests")
+        rows = [t for t in summary["rows"] if t["plain"]["mj_per_token"] or t["draft"]["mj_per_token"]]
+        if rows:
+            xs = [math.log2(t["batch"]) for t in rows]
+            for arm, colour in (("plain", "blue"), ("draft", "red")):
+                points = [(x, t[arm]["mj_per_token"]) for x, t in zip(xs, rows) if t[arm]["mj_per_token"]]
+                if points:
+                    plt.plot([p[0] for p in points], [p[1] for p in points], label=arm, color=colour, marker="hd")
+            plt.xticks(xs, [str(t["batch"]) for t in rows])
+            cross = summary.get("crossover")
+            if cross:
+                plt.vertical_line(math.log2(cross["batch"]), color="green")
+                plt.text(f"crossover ≈ {cross['batch']:g}", math.log2(cross["batch"]),
+                         max(t["plain"]["mj_per_token"] or 0 for t in rows), color="green")
+        self.refresh()

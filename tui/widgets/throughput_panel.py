@@ -1,0 +1,36 @@
+"""Throughput and batch: tokens/s now, requests in flight against slots, their history."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+
+from collectors.servers.snapshot import ServerSnapshot
+from tui.widgets.figures import line, num
+from tui.widgets.panel import Panel
+
+
+@dataclass(frozen=True, slots=True)
+class ThroughputView:
+    snapshot: ServerSnapshot
+    history_tok_s: tuple[float, ...]
+
+
+class ThroughputPanel(Panel):
+    TITLE = "throughput & batch"
+    SPARKLINE = True
+
+    def lines(self, view: ThroughputView) -> list[Text]:
+        s = view.snapshot
+        exact = "" if s.live_tok_s_exact or s.live_tok_s is None else " ≥"
+        busy = f"{num(s.slots_busy, 'd')}/{num(s.slots_total, 'd')} slots"
+        waiting = f", {s.requests_deferred} waiting" if s.requests_deferred else ""
+        return [
+            line((f"{exact}{num(s.live_tok_s, '.1f')} tok/s", "bold")),
+            line(busy + waiting),
+            line(("batch/decode ", "dim"), num(s.busy_slots_per_decode, ".2f")),
+        ]
+
+    def series(self, view: ThroughputView) -> list[float]:
+        return list(view.history_tok_s)
