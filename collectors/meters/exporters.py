@@ -137,6 +137,8 @@ class ExporterMeter(_HttpMeter):
             raise MeterUnavailable(f"{self.url} has no {'GPU power' if dcgm else 'RAPL'} series", fix)
         self._last = self._totals.update(t_s, first)
         period_s = period_option(self.options, DCGM_PERIOD_S if dcgm else self._min_interval_s)
+        # a sensor declared faster than the default throttle is fetched as often as it changes
+        self._min_interval_s = min(self._min_interval_s, period_s)
         return _describe(self.source, first, self.url, period_s, self.options)
 
     def _scrape(self) -> list[Series]:
