@@ -1,0 +1,255 @@
+"""vLLM (V1 engine): poll /health and /metrics, and once /version, /v1/models and /server_info.
+
+Pitfalls handled (reference/vllm_sglang.md §1, §5.1): engine series carry `engine` (one per
+data-parallel rank) and `model_name` labels, so counters are summed over label sets before any
+ratio; the counters move on every engine step, so the window needs no per-request bookkeeping;
+a restart shows as a new `*_created` stamp, or (multiprocess mode, no stamps) as a counter going
+backwards; spec series exist only when spec decoding is configured, and `--disable-log-stats`
+removes every engine series.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from collectors import promtext
+from collectors.servers import series
+from collectors.servers.snapshot import ServerSnapshot
+
+BACKEND = "vllm"
+PREFIX = "vllm:"
+GENERATED = "vllm:generation_tokens_total"
+DRAFTS = "vllm:spec_decode_num_drafts_total"
+DRAFT_TOKENS = "vllm:spec_decode_num_draft_tokens_total"
+ACCEPTED = "vllm:spec_decode_num_accepted_tokens_total"
+PER_POSITION = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
+RUNNING = "vllm:num_requests_running"
+WAITING = "vllm:num_requests_waiting"
+STEPS_HISTOGRAM = "vllm:iteration_tokens_total_count"  # one observation per engine step
+# one observation per request per engine step; the older name went away by 0.27
+STEP_LATENCY = ("vllm:inter_token_latency_seconds_count", "vllm:time_per_output_token_seconds_count")
+V0_SPEC_GAUGES = ("vllm:spec_decode_draft_acceptance_rate", "vllm:spec_decode_efficiency")
+COUNTERS = (GENERATED, DRAFTS, DRAFT_TOKENS, ACCEPTED, PER_POSITION, "vllm:prompt_tokens_total")
+STATS_OFF = "no vllm:* engine series: the server runs with --disable-log-stats; restart it without that flag"
+
+
+@dataclass
+class RawPoll:
+    """What the endpoints returned at one instant; `derive` turns two of these into a snapshot."""
+
+    t_s: float
+    status: str = "ok"
+    error: str | None = None
+    fix: str | None = None
+    metrics: dict[str, list[promtext.Sample]] | None = None
+    metrics_status: str = "ok"
+    version: str | None = None
+    models: list[dict[str, Any]] | None = None
+    config: dict[str, Any] | None = None  # /server_info's vllm_config, dev mode only
+
+    def total(self, name: str) -> float | None:
+        return series.total(self.metrics, name)
+
+    def step_latency_name(self) -> str | None:
+        return next((n for n in STEP_LATENCY if self.metrics and n in self.metrics), None)
+
+    def per_position(self) -> tuple[int, ...]:
+        rows = series.by_label(self.metrics, PER_POSITION, "position")
+        return tuple(int(round(rows[p])) for p in sorted(rows, key=int))
+
+    def spec_config(self) -> dict[str, Any] | None:
+        spec = (self.config or {}).get("speculative_config")
+        return spec if isinstance(spec, dict) else None
+
+
+def drafting(raw: RawPoll) -> bool | None:
+    """Spec series present (they are registered only with a speculative config), else the config."""
+    if raw.metrics is not None and any(n.startswith(PREFIX) for n in raw.metrics):
+        return any(n in raw.metrics for n in (DRAFTS, DRAFT_TOKENS, ACCEPTED, *V0_SPEC_GAUGES))
+    if raw.config is not None:
+        return raw.spec_config() is not None
+    return None
+
+
+def spec_types(raw: RawPoll) -> str | None:
+    """The method and k from the config, else k from the per-position series."""
+    spec = raw.spec_config() or {}
+    k = spec.get("num_speculative_tokens") or len(raw.per_position()) or None
+    parts = [str(spec["method"])] if spec.get("method") else []
+    if k:
+        parts.append(f"k={k}")
+    return " ".join(parts) or None
+
+
+def restarted(prev: RawPoll, cur: RawPoll) -> bool:
+    """A changed `_created` or process start stamp, or any counter series going backwards."""
+    return (series.stamps_changed(prev.metrics, cur.metrics, PREFIX)
+            or series.went_back(prev.metrics, cur.metrics, COUNTERS))
+
+
+def _model(raw: RawPoll) -> str | None:
+    named = series.label_value(raw.metrics, PREFIX, "model_name")
+    if named:
+        return named
+    first = (raw.models or [{}])[0]
+    return first.get("id") if isinstance(first, dict) else None
+
+
+def _max_model_len(raw: RawPoll) -> int | None:
+    first = (raw.models or [{}])[0]
+    value = first.get("max_model_len") if isinstance(first, dict) else None
+    if value is None:
+        value = ((raw.config or {}).get("model_config") or {}).get("max_model_len")
+    return value if isinstance(value, int) else None
+
+
+def _max_num_seqs(raw: RawPoll) -> int | None:
+    value = ((raw.config or {}).get("scheduler_config") or {}).get("max_num_seqs")
+    return value if isinstance(value, int) else None
+
+
+def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
+    """A snapshot from the current poll, with window figures when a previous poll exists."""
+    running = series.as_int(cur.total(RUNNING))
+    base: dict[str, Any] = dict(
+        url=url, backend=BACKEND, taken_at_s=cur.t_s, status=cur.status, error=cur.error, fix=cur.fix,
+        model=_model(cur), build=cur.version, slots_total=_max_num_seqs(cur),
+        slots_busy=running, n_ctx_slot=_max_model_len(cur),
+        drafting=drafting(cur), spec_types=spec_types(cur),
+        requests_processing=running, requests_deferred=series.as_int(cur.total(WAITING)),
+        tokens_predicted_total=series.as_int(cur.total(GENERATED)),
+        drafted_total=series.as_int(cur.total(DRAFT_TOKENS)),
+        accepted_total=series.as_int(cur.total(ACCEPTED)),
+        steps_total=series.as_int(cur.total(DRAFTS)),
+        per_position_total=cur.per_position(),
+        metrics_status=cur.metrics_status,
+        slots_status="ok" if running is not None else "unknown: vLLM reports running requests on /metrics only",
+    )
+    if prev is None or prev.status != "ok" or cur.status != "ok" or prev.metrics is None or cur.metrics is None:
+        return ServerSnapshot(**base)
+    if restarted(prev, cur):
+        return ServerSnapshot(**base, restarted=True)
+    window_s = cur.t_s - prev.t_s
+
+    def grew(name: str) -> int | None:
+        return series.as_int(series.delta(prev.metrics, cur.metrics, name))
+
+    tokens = grew(GENERATED)
+    window: dict[str, Any] = dict(
+        window_s=window_s,
+        window_tokens=tokens,
+        live_tok_s=tokens / window_s if tokens is not None and window_s > 0 else None,
+        live_tok_s_exact=tokens is not None,  # the counter includes running requests' tokens
+        window_drafted=grew(DRAFT_TOKENS),
+        window_accepted=grew(ACCEPTED),
+        window_steps=grew(DRAFTS),
+        busy_slots_per_decode=requests_per_step(prev, cur),
+    )
+    before, after = prev.per_position(), cur.per_position()
+    if after:
+        before = before + (0,) * (len(after) - len(before))
+        window["window_per_position"] = tuple(b - a for a, b in zip(before, after))
+    return ServerSnapshot(**base, **window)
+
+
+def requests_per_step(prev: RawPoll, cur: RawPoll) -> float | None:
+    """Requests advanced per engine step over the window (per engine when data-parallel).
+
+    The step-latency histogram gets one observation per decoding request per step, the
+    iteration-tokens histogram one per step; prefill-only steps count in the denominator.
+    """
+    name = cur.step_latency_name()
+    steps = series.delta(prev.metrics, cur.metrics, STEPS_HISTOGRAM)
+    observed = series.delta(prev.metrics, cur.metrics, name) if name else None
+    if steps is None or observed is None or steps <= 0:
+        return None
+    return observed / steps
+
+
+def _http_problem(resp: httpx.Response) -> str:
+    if resp.status_code == 401:
+        return "refused: the server needs an API key (--api-key or SPECTOP_API_KEY)"
+    if resp.status_code == 404:
+        return "not found (HTTP 404): is --server the vLLM API server's port?"
+    return f"HTTP {resp.status_code}"
+
+
+def _json(resp: httpx.Response) -> Any:
+    try:
+        return resp.json() if resp.status_code == 200 else None
+    except ValueError:
+        return None
+
+
+class VllmCollector:
+    """Polls one vLLM server; keeps the previous poll so each snapshot has a window."""
+
+    backend = BACKEND
+
+    def __init__(self, url: str, client: httpx.AsyncClient | None = None, api_key: str | None = None,
+                 timeout_s: float = 3.0) -> None:
+        self.url = url.rstrip("/")
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
+        self._client = client or httpx.AsyncClient(timeout=timeout_s, headers=headers)
+        self._prev: RawPoll | None = None
+        self._identity: dict[str, Any] | None = None  # version, models, config: read once per start
+
+    async def fetch(self) -> RawPoll:
+        """One raw poll; the identity endpoints are read on the first poll and after a restart."""
+        t_s = time.monotonic()
+        get = self._client.get
+        try:
+            health, metrics = await asyncio.gather(get(self.url + "/health"), get(self.url + "/metrics"))
+            if self._identity is None:
+                version, models, info = await asyncio.gather(
+                    get(self.url + "/version"), get(self.url + "/v1/models"),
+                    get(self.url + "/server_info", params={"config_format": "json"}))
+                self._identity = dict(version=(_json(version) or {}).get("version"),
+                                      models=(_json(models) or {}).get("data"),
+                                      config=(_json(info) or {}).get("vllm_config"))
+        except httpx.TransportError as exc:
+            return RawPoll(t_s, status="unreachable", error=f"cannot reach {self.url} ({type(exc).__name__})",
+                           fix="start vLLM there (vllm serve MODEL), or pass --server URL")
+        raw = RawPoll(t_s)
+        identity = self._identity
+        raw.version = identity["version"] if isinstance(identity["version"], str) else None
+        raw.models = identity["models"] if isinstance(identity["models"], list) else None
+        raw.config = identity["config"] if isinstance(identity["config"], dict) else None
+        if health.status_code != 200:
+            raw.status, raw.error = "error", f"/health answered HTTP {health.status_code}: the engine is not healthy"
+        if metrics.status_code != 200:
+            raw.metrics_status = _http_problem(metrics)
+            return raw
+        try:
+            raw.metrics = promtext.parse(metrics.text)
+        except ValueError as exc:
+            raw.metrics_status = f"unreadable: {exc}"
+            return raw
+        if not any(n.startswith(PREFIX) for n in raw.metrics):
+            raw.metrics_status = STATS_OFF
+        return raw
+
+    async def poll(self) -> ServerSnapshot:
+        raw = await self.fetch()
+        snapshot = derive(self._prev, raw, self.url)
+        if raw.status == "ok":
+            self._prev = raw
+        if raw.status != "ok" or snapshot.restarted:
+            self._identity = None
+        return snapshot
+
+    async def busy_slots(self) -> int | None:
+        """Requests running right now (summed over engines); None when /metrics does not say."""
+        try:
+            resp = await self._client.get(self.url + "/metrics")
+            return series.as_int(series.total(promtext.parse(resp.text), RUNNING)) if resp.status_code == 200 else None
+        except (httpx.TransportError, ValueError):
+            return None
+
+    async def aclose(self) -> None:
+        await self._client.aclose()

@@ -1,0 +1,145 @@
+"""The vLLM collector on pages with the reference's exact names, several engines, and restarts."""
+
+from __future__ import annotations
+
+import pytest
+
+from collectors import promtext
+from collectors.servers import vllm
+from tests.collectors.fake_servers import (
+    MODEL,
+    VLLM_REFERENCE_PAGE,
+    FakeVllm,
+    VllmEngine,
+    mock_client,
+    vllm_page,
+)
+
+URL = "http://127.0.0.1:8000"
+E0 = VllmEngine(generated=2900, prompt=5000, drafts=1000, draft_tokens=3000, accepted=1800,
+                per_pos=(800, 600, 400), running=8, waiting=1, steps=1100, itl=5000)
+E1 = VllmEngine(generated=700, prompt=900, drafts=300, draft_tokens=900, accepted=300,
+                per_pos=(200, 80, 20), running=2, waiting=0, steps=400, itl=700)
+# one window: engine 0 drafted 300 over 100 steps and kept 200; engine 1 drafted 60 over 20 and kept 30
+D0 = VllmEngine(generated=300, prompt=10, drafts=100, draft_tokens=300, accepted=200, per_pos=(90, 70, 40),
+                running=6, waiting=2, steps=110, itl=550)
+D1 = VllmEngine(generated=50, prompt=0, drafts=20, draft_tokens=60, accepted=30, per_pos=(20, 8, 2),
+                running=1, waiting=0, steps=30, itl=25)
+
+
+def raw(page: str, t_s: float, **kw) -> vllm.RawPoll:
+    return vllm.RawPoll(t_s, metrics=promtext.parse(page), **kw)
+
+
+def test_the_reference_excerpt_reads_as_the_reference_says():
+    snap = vllm.derive(None, raw(VLLM_REFERENCE_PAGE, 0.0), URL)
+    assert snap.backend == "vllm" and snap.model == MODEL
+    assert snap.acceptance == pytest.approx(0.60)
+    assert snap.mean_advance == pytest.approx(2.8)
+    assert snap.survival == pytest.approx((0.8, 0.6, 0.4))
+    assert snap.verified_width == pytest.approx(4.0)
+    assert (snap.slots_busy, snap.requests_processing, snap.requests_deferred) == (8, 8, 0)
+    assert snap.tokens_predicted_total == 2900  # the _created stamp (1.8e9) is not a token count
+    assert snap.drafting is True and snap.spec_types == "k=3"
+    assert snap.window_s is None and snap.live_tok_s is None
+
+
+def test_two_engines_summed_before_dividing():
+    prev = raw(vllm_page([E0, E1]), 10.0)
+    cur = raw(vllm_page([E0.plus(D0), E1.plus(D1)]), 12.0)
+    snap = vllm.derive(prev, cur, URL)
+    assert not snap.restarted
+    assert snap.window_s == pytest.approx(2.0)
+    assert snap.window_tokens == 350 and snap.live_tok_s == pytest.approx(175.0) and snap.live_tok_s_exact
+    assert (snap.window_drafted, snap.window_accepted, snap.window_steps) == (360, 230, 120)
+    assert snap.acceptance == pytest.approx(230 / 360)  # not the mean of 200/300 and 30/60
+    assert snap.mean_advance == pytest.approx(1 + 230 / 120)
+    assert snap.verified_width == pytest.approx(1 + 360 / 120)
+    assert snap.window_per_position == (110, 78, 42)
+    assert snap.survival == pytest.approx((110 / 120, 78 / 120, 42 / 120))
+    assert snap.busy_slots_per_decode == pytest.approx((550 + 25) / (110 + 30))
+    assert (snap.slots_busy, snap.requests_deferred) == (7, 2)
+    assert snap.tokens_predicted_total == 2900 + 700 + 350
+    assert (snap.drafted_total, snap.accepted_total, snap.steps_total) == (4260, 2330, 1420)
+    assert snap.per_position_total == (1110, 758, 462)
+
+
+def test_an_engine_that_appears_counts_from_zero():
+    prev = raw(vllm_page([E0]), 0.0)
+    cur = raw(vllm_page([E0.plus(D0), D1]), 1.0)
+    snap = vllm.derive(prev, cur, URL)
+    assert snap.window_tokens == 350 and snap.window_steps == 120
+
+
+@pytest.mark.parametrize("created", [vllm_page.__defaults__[0], None], ids=["single-server", "multiprocess"])
+def test_counters_going_backwards_mean_a_restart(created):
+    prev = raw(vllm_page([E0.plus(D0)], created=created), 0.0)
+    cur = raw(vllm_page([D0], created=created), 1.0)
+    snap = vllm.derive(prev, cur, URL)
+    assert snap.restarted
+    assert snap.window_tokens is None and snap.live_tok_s is None and snap.acceptance == pytest.approx(200 / 300)
+
+
+def test_a_new_created_stamp_is_a_restart_even_when_counters_grew():
+    prev = raw(vllm_page([E0]), 0.0)
+    cur = raw(vllm_page([E0.plus(D0)], created=vllm_page.__defaults__[0] + 60), 1.0)
+    assert vllm.derive(prev, cur, URL).restarted
+
+
+def test_a_plain_server_drafts_nothing():
+    snap = vllm.derive(raw(vllm_page([E0], spec=False), 0.0), raw(vllm_page([E0.plus(D0)], spec=False), 1.0), URL)
+    assert snap.drafting is False
+    assert snap.acceptance is None and snap.mean_advance is None and snap.survival == ()
+    assert snap.window_drafted is None and snap.window_tokens == 300
+
+
+def test_older_names_are_mapped():
+    page = vllm_page([E0], old_names=True) + (
+        "# HELP vllm:spec_decode_draft_acceptance_rate Speulative token acceptance rate.\n"
+        "# TYPE vllm:spec_decode_draft_acceptance_rate gauge\n"
+        'vllm:spec_decode_draft_acceptance_rate{model_name="m"} 0.6\n')
+    later = vllm_page([E0.plus(D0)], old_names=True)
+    snap = vllm.derive(raw(page, 0.0), raw(later, 1.0), URL)
+    assert snap.busy_slots_per_decode == pytest.approx(550 / 110)  # time_per_output_token_seconds, ≤0.11
+    assert vllm.drafting(raw(page, 0.0)) is True
+
+
+async def test_collector_polls_and_reads_identity_once():
+    fake = FakeVllm([E0, E1], step=[D0, D1], dev_mode=True)
+    collector = vllm.VllmCollector(URL, client=mock_client(fake))
+    first = await collector.poll()
+    second = await collector.poll()
+    assert first.ok and first.window_s is None and first.drafting
+    assert second.window_tokens == 350 and second.acceptance == pytest.approx(230 / 360)
+    assert second.build == "0.33.0" and second.slots_total == 256 and second.n_ctx_slot == 8192
+    assert second.spec_types == "eagle3 k=3"
+    assert fake.hits["/version"] == 1 and fake.hits["/server_info"] == 1 and fake.hits["/metrics"] == 2
+    assert await collector.busy_slots() == 6 + 1  # gauges as of the latest step
+    await collector.aclose()
+
+
+async def test_without_dev_mode_slots_total_is_unknown():
+    snap = await vllm.VllmCollector(URL, client=mock_client(FakeVllm([E0]))).poll()
+    assert snap.slots_total is None and snap.slots_busy == 8 and snap.model == MODEL
+
+
+async def test_stats_off_says_so_and_falls_back_to_the_config():
+    fake = FakeVllm([E0], stats_off=True, dev_mode=True)
+    snap = await vllm.VllmCollector(URL, client=mock_client(fake)).poll()
+    assert snap.ok and "--disable-log-stats" in snap.metrics_status
+    assert snap.drafting is True  # speculative_config in /server_info
+    assert snap.model == MODEL  # from /v1/models
+    assert snap.slots_busy is None and snap.acceptance is None and snap.slots_status.startswith("unknown")
+
+
+async def test_metrics_refused_is_reported():
+    fake = FakeVllm([E0], metrics_status=401)
+    collector = vllm.VllmCollector(URL, client=mock_client(fake))
+    snap = await collector.poll()
+    assert "API key" in snap.metrics_status and snap.drafting is None
+    assert await collector.busy_slots() is None
+
+
+async def test_unreachable():
+    snap = await vllm.VllmCollector("http://127.0.0.1:9").poll()
+    assert snap.status == "unreachable" and "vllm serve" in snap.fix
