@@ -1,0 +1,319 @@
+"""SGLang: poll /health, /v1/loads and (with --enable-metrics) /metrics, and once /server_info.
+
+Pitfalls handled (reference/vllm_sglang.md §3, §5.2): acceptance and accepted length are gauges
+over the last 40 decode iterations, with no live counter pair, so a `SglangSnapshot` carries the
+gauges as they are and leaves drafted/accepted counts None; the tokenizer's token and verify
+counters move only when a request finishes, so live tokens/s comes from
+`realtime_tokens_total{mode="decode"}`; scheduler series repeat per tp_rank under
+--enable-metrics-for-all-schedulers (never summed across tp_rank), carry the total under
+priority="" with priority scheduling, and are summed over dp_rank; /v1/loads counts running and
+waiting requests live, with or without --enable-metrics.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from collectors import promtext
+from collectors.servers import series
+from collectors.servers.snapshot import ServerSnapshot
+
+BACKEND = "sglang"
+PREFIX = "sglang:"
+COPIES = ("tp_rank", "pp_rank", "moe_ep_rank")  # labels whose values repeat one scheduler's figure
+REALTIME = "sglang:realtime_tokens_total"
+GENERATED = "sglang:generation_tokens_total"
+VERIFY_CALLS = "sglang:spec_verify_calls_total"
+COUNTERS = (REALTIME, GENERATED, VERIFY_CALLS, "sglang:prompt_tokens_total")
+NO_METRICS = "not available: start SGLang with --enable-metrics"
+
+
+def _total_only(labels: Mapping[str, str]) -> bool:
+    return labels.get("priority", "") == ""
+
+
+def _decode(labels: Mapping[str, str]) -> bool:
+    return labels.get("mode") == "decode" and _total_only(labels)
+
+
+@dataclass(frozen=True, slots=True)
+class SglangSnapshot(ServerSnapshot):
+    """A ServerSnapshot whose drafting figures come from SGLang's gauges, not from counts."""
+
+    accept_rate_gauge: float | None = None  # sglang:spec_accept_rate, last 40 decode iterations
+    accept_length_gauge: float | None = None  # sglang:spec_accept_length, bonus token included
+    accept_length_lifetime: float | None = None  # since start (or the last /flush_cache)
+    verify_width_tokens: int | None = None  # speculative_num_draft_tokens now, the root included
+
+    @property
+    def acceptance(self) -> float | None:
+        return self.accept_rate_gauge if self.drafting is not False else None
+
+    @property
+    def mean_advance(self) -> float | None:
+        if self.drafting is False:
+            return None
+        return self.accept_length_gauge or self.accept_length_lifetime
+
+    @property
+    def verified_width(self) -> float | None:
+        width = self.verify_width_tokens if self.drafting is not False else None
+        return float(width) if width else None
+
+    @property
+    def survival(self) -> tuple[float, ...]:
+        return ()  # per-position counts exist only per request, in meta_info
+
+
+@dataclass
+class RawPoll:
+    """What the endpoints returned at one instant; `derive` turns two of these into a snapshot."""
+
+    t_s: float
+    status: str = "ok"
+    error: str | None = None
+    fix: str | None = None
+    metrics: dict[str, list[promtext.Sample]] | None = None
+    metrics_status: str = "ok"
+    loads: list[dict[str, Any]] | None = None
+    loads_status: str = "ok"
+    info: dict[str, Any] | None = None  # /server_info: server args, internal_states, version
+
+    def scheduler(self, name: str, keep: series.Keep = _total_only) -> dict[series.Key, float]:
+        return series.series(self.metrics, name, keep, COPIES)
+
+    def scheduler_total(self, name: str) -> float | None:
+        rows = self.scheduler(name)
+        return sum(rows.values()) if rows else None
+
+    def loads_total(self, key: str) -> float | None:
+        values = [load[key] for load in self.loads or [] if isinstance(load.get(key), (int, float))]
+        return float(sum(values)) if values else None
+
+
+def weighted_gauge(raw: RawPoll, name: str) -> float | None:
+    """One figure from per-DP-rank gauges, each weighted by its rank's running requests."""
+    gauges = {dict(k).get("dp_rank", ""): v for k, v in raw.scheduler(name).items()}
+    if not gauges:
+        return None
+    running = {dict(k).get("dp_rank", ""): v for k, v in raw.scheduler("sglang:num_running_reqs").items()}
+    weights = {rank: running.get(rank, 0.0) for rank in gauges}
+    if sum(weights.values()) <= 0:
+        return sum(gauges.values()) / len(gauges)
+    return sum(gauges[r] * w for r, w in weights.items()) / sum(weights.values())
+
+
+def _loads_spec(raw: RawPoll, key: str) -> float | None:
+    rows = [(load.get("speculative") or {}, load.get("num_running_reqs") or 0) for load in raw.loads or []]
+    rows = [(spec[key], w) for spec, w in rows if isinstance(spec.get(key), (int, float)) and spec[key] > 0]
+    if not rows:
+        return None
+    weight = sum(w for _, w in rows)
+    return sum(v * w for v, w in rows) / weight if weight else sum(v for v, _ in rows) / len(rows)
+
+
+def lifetime_accept_length(raw: RawPoll) -> float | None:
+    from_loads = _loads_spec(raw, "accept_length")
+    if from_loads is not None:
+        return from_loads
+    states = [s for s in (raw.info or {}).get("internal_states") or [] if isinstance(s, dict)]
+    values = [s["avg_spec_accept_length"] for s in states if isinstance(s.get("avg_spec_accept_length"), (int, float))]
+    return sum(values) / len(values) if values else None
+
+
+def drafting(raw: RawPoll) -> bool | None:
+    """The speculative algorithm in /server_info, else any sign of spec activity."""
+    if raw.info is not None and "speculative_algorithm" in raw.info:
+        return bool(raw.info["speculative_algorithm"])
+    if any(load.get("speculative") for load in raw.loads or []):
+        return True
+    if (series.total(raw.metrics, VERIFY_CALLS) or 0) > 0 or (weighted_gauge(raw, "sglang:spec_accept_length") or 0) > 0:
+        return True
+    return None
+
+
+def spec_types(raw: RawPoll) -> str | None:
+    info = raw.info or {}
+    if not info.get("speculative_algorithm"):
+        return None
+    parts = [str(info["speculative_algorithm"])]
+    for key, short in (("speculative_num_steps", "steps"), ("speculative_eagle_topk", "topk"),
+                       ("speculative_num_draft_tokens", "draft_tokens")):
+        if info.get(key) is not None:
+            parts.append(f"{short}={info[key]}")
+    return " ".join(parts)
+
+
+def _slots_total(raw: RawPoll) -> int | None:
+    from_loads = raw.loads_total("max_running_requests")
+    if from_loads:
+        return series.as_int(from_loads)
+    info = raw.info or {}
+    per_dp = [s.get("effective_max_running_requests_per_dp") for s in info.get("internal_states") or []
+              if isinstance(s, dict)]
+    if per_dp and all(isinstance(v, int) for v in per_dp):
+        return sum(per_dp)
+    value = info.get("max_running_requests")
+    return value if isinstance(value, int) else None
+
+
+def _width(raw: RawPoll) -> int | None:
+    live = weighted_gauge(raw, "sglang:spec_num_draft_tokens")  # moves under --speculative-adaptive
+    if live:
+        return series.as_int(live)
+    value = (raw.info or {}).get("speculative_num_draft_tokens")
+    return value if isinstance(value, int) else None
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> SglangSnapshot:
+    """A snapshot from the current poll, with window figures when a previous poll exists."""
+    info = cur.info or {}
+    running = cur.loads_total("num_running_reqs")
+    waiting = cur.loads_total("num_waiting_reqs")
+    running = running if running is not None else cur.scheduler_total("sglang:num_running_reqs")
+    waiting = waiting if waiting is not None else cur.scheduler_total("sglang:num_queue_reqs")
+    length_gauge = weighted_gauge(cur, "sglang:spec_accept_length")
+    window_done = length_gauge is not None and length_gauge >= 1.0  # 0 until the first 40 iterations
+    rate = weighted_gauge(cur, "sglang:spec_accept_rate") if window_done else _loads_spec(cur, "accept_rate")
+    base: dict[str, Any] = dict(
+        url=url, backend=BACKEND, taken_at_s=cur.t_s, status=cur.status, error=cur.error, fix=cur.fix,
+        model=info.get("served_model_name") or info.get("model_path")
+        or series.label_value(cur.metrics, PREFIX, "model_name"),
+        build=info.get("version"), slots_total=_slots_total(cur),
+        slots_busy=series.as_int(running), n_ctx_slot=_int_or_none(info.get("context_length")),
+        drafting=drafting(cur), spec_types=spec_types(cur),
+        requests_processing=series.as_int(running), requests_deferred=series.as_int(waiting),
+        tokens_predicted_total=series.as_int(series.total(cur.metrics, GENERATED)),
+        steps_total=series.as_int(series.total(cur.metrics, VERIFY_CALLS)),
+        metrics_status=cur.metrics_status, slots_status=cur.loads_status,
+        accept_rate_gauge=rate, accept_length_gauge=length_gauge if window_done else None,
+        accept_length_lifetime=lifetime_accept_length(cur), verify_width_tokens=_width(cur),
+    )
+    if prev is None or prev.status != "ok" or cur.status != "ok" or prev.metrics is None or cur.metrics is None:
+        return SglangSnapshot(**base)
+    if restarted(prev, cur):
+        return SglangSnapshot(**base, restarted=True)
+    window_s = cur.t_s - prev.t_s
+    tokens = series.delta(prev.metrics, cur.metrics, REALTIME, _decode, COPIES)
+    if tokens is None:  # older servers: finished requests only
+        tokens = series.delta(prev.metrics, cur.metrics, GENERATED)
+    return SglangSnapshot(
+        **base,
+        window_s=window_s,
+        window_tokens=series.as_int(tokens),
+        live_tok_s=tokens / window_s if tokens is not None and window_s > 0 else None,
+        live_tok_s_exact=False,  # decode tokens only: each request's first token comes from prefill
+        window_steps=series.as_int(series.delta(prev.metrics, cur.metrics, VERIFY_CALLS)),
+    )
+
+
+def restarted(prev: RawPoll, cur: RawPoll) -> bool:
+    """Any counter series going backwards (SGLang runs multiprocess mode: no `_created` stamps)."""
+    if any(series.went_back(prev.metrics, cur.metrics, [n], _total_only, COPIES) for n in COUNTERS):
+        return True
+    a, b = (prev.info or {}).get("startup_time"), (cur.info or {}).get("startup_time")
+    return a is not None and b is not None and a != b
+
+
+def _http_problem(resp: httpx.Response, what: str) -> str:
+    if resp.status_code == 401:
+        return "refused: the server needs an API key (--api-key or SPECTOP_API_KEY)"
+    if resp.status_code == 404 and what == "metrics":
+        return NO_METRICS
+    if resp.status_code == 404 and what == "loads":
+        return "not available: /v1/loads needs SGLang 0.5.9 or newer"
+    return f"HTTP {resp.status_code}"
+
+
+def _json(resp: httpx.Response) -> Any:
+    try:
+        return resp.json() if resp.status_code == 200 else None
+    except ValueError:
+        return None
+
+
+class SglangCollector:
+    """Polls one SGLang server; keeps the previous poll so each snapshot has a window."""
+
+    backend = BACKEND
+
+    def __init__(self, url: str, client: httpx.AsyncClient | None = None, api_key: str | None = None,
+                 timeout_s: float = 3.0) -> None:
+        self.url = url.rstrip("/")
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
+        self._client = client or httpx.AsyncClient(timeout=timeout_s, headers=headers)
+        self._prev: RawPoll | None = None
+        self._info: dict[str, Any] | None = None  # /server_info, read once per server start
+
+    async def _server_info(self) -> dict[str, Any] | None:
+        for path in ("/server_info", "/get_server_info"):  # the second is the pre-0.5.9 name
+            body = _json(await self._client.get(self.url + path))
+            if isinstance(body, dict):
+                return body
+        return None
+
+    async def fetch(self) -> RawPoll:
+        """One raw poll; /server_info is read on the first poll and after a restart."""
+        t_s = time.monotonic()
+        get = self._client.get
+        try:
+            health, loads, metrics = await asyncio.gather(
+                get(self.url + "/health"), get(self.url + "/v1/loads"), get(self.url + "/metrics"))
+            if self._info is None:
+                self._info = await self._server_info()
+        except httpx.TransportError as exc:
+            return RawPoll(t_s, status="unreachable", error=f"cannot reach {self.url} ({type(exc).__name__})",
+                           fix="start SGLang there (python -m sglang.launch_server), or pass --server URL")
+        raw = RawPoll(t_s, info=self._info)
+        if health.status_code == 503:
+            raw.status, raw.error = "loading", "the server is not ready yet (/health answered 503)"
+        elif health.status_code != 200:
+            raw.status, raw.error = "error", f"/health answered HTTP {health.status_code}"
+        body = _json(loads)
+        raw.loads = [x for x in body.get("loads") or [] if isinstance(x, dict)] if isinstance(body, dict) else None
+        raw.loads_status = "ok" if raw.loads is not None else _http_problem(loads, "loads")
+        if metrics.status_code != 200:
+            raw.metrics_status = _http_problem(metrics, "metrics")
+        else:
+            try:
+                raw.metrics = promtext.parse(metrics.text)
+            except ValueError as exc:
+                raw.metrics_status = f"unreadable: {exc}"
+        return raw
+
+    async def poll(self) -> SglangSnapshot:
+        raw = await self.fetch()
+        snapshot = derive(self._prev, raw, self.url)
+        if raw.status == "ok":
+            self._prev = raw
+        if raw.status != "ok" or snapshot.restarted:
+            self._info = None
+        return snapshot
+
+    async def busy_slots(self) -> int | None:
+        """Requests running right now, from /v1/loads (live), else /metrics; None when neither says."""
+        try:
+            loads = await self._client.get(self.url + "/v1/loads", params={"include": "core"})
+            body = _json(loads)
+            if isinstance(body, dict) and isinstance(body.get("loads"), list):
+                return sum(int(x.get("num_running_reqs") or 0) for x in body["loads"] if isinstance(x, dict))
+            resp = await self._client.get(self.url + "/metrics")
+            if resp.status_code != 200:
+                return None
+            raw = RawPoll(0.0, metrics=promtext.parse(resp.text))
+            return series.as_int(raw.scheduler_total("sglang:num_running_reqs"))
+        except (httpx.TransportError, ValueError):
+            return None
+
+    async def aclose(self) -> None:
+        await self._client.aclose()

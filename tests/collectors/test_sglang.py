@@ -1,0 +1,132 @@
+"""The SGLang collector: windowed gauges as gauges, live tokens from the realtime counter, no
+double counting across tp_rank or priority copies, and the endpoints an older or metric-less
+server lacks."""
+
+from __future__ import annotations
+
+import pytest
+
+from collectors import export, promtext
+from collectors.servers import sglang
+from tests.collectors.fake_servers import MODEL, mock_client
+from tests.collectors.fake_sglang import (
+    SGLANG_REFERENCE_PAGE,
+    FakeSglang,
+    SglangRank,
+    SglangTokenizer,
+    server_info,
+    sglang_page,
+)
+
+URL = "http://127.0.0.1:30000"
+R0 = SglangRank(decode_tokens=2800, prefill_tokens=9000, running=6, queued=1, accept_length=2.8, accept_rate=0.6)
+R1 = SglangRank(decode_tokens=1000, prefill_tokens=3000, running=2, queued=0, accept_length=2.0, accept_rate=1 / 3)
+TOK = SglangTokenizer(generated_streaming=2900, generated_plain=100, verify_calls=1000, prompt=12000)
+
+
+def raw(page: str, t_s: float, info: dict | None = None, loads: list | None = None) -> sglang.RawPoll:
+    return sglang.RawPoll(t_s, metrics=promtext.parse(page), info=info, loads=loads)
+
+
+def test_the_reference_excerpt_and_server_info_fragment():
+    snap = sglang.derive(None, raw(SGLANG_REFERENCE_PAGE, 0.0, info=server_info()), URL)
+    assert isinstance(snap, sglang.SglangSnapshot) and snap.backend == "sglang"
+    assert snap.drafting is True and snap.spec_types == "EAGLE3 steps=3 topk=1 draft_tokens=4"
+    assert snap.acceptance == pytest.approx(0.6)  # the 40-iteration gauge, as it is
+    assert snap.mean_advance == pytest.approx(2.8)
+    assert snap.verified_width == pytest.approx(4.0)
+    assert snap.accept_length_lifetime == pytest.approx(2.71)
+    assert snap.survival == ()
+    assert snap.drafted_total is None and snap.accepted_total is None  # no counter pair exists
+    assert snap.steps_total == 1000 and snap.tokens_predicted_total == 2900
+    assert snap.slots_busy == 8 and snap.slots_total == 48
+    assert (snap.model, snap.build, snap.n_ctx_slot) == (MODEL, "0.5.23", 8192)
+
+
+def test_two_polls_with_dp_ranks_tp_copies_and_priority():
+    step = [SglangRank(decode_tokens=300, running=6, accept_length=2.8, accept_rate=0.6),
+            SglangRank(decode_tokens=100, running=2, accept_length=2.0, accept_rate=1 / 3)]
+    later = [SglangRank(r.decode_tokens + s.decode_tokens, r.prefill_tokens, s.running, 0, s.accept_length,
+                        s.accept_rate) for r, s in zip([R0, R1], step, strict=True)]
+    tok_later = SglangTokenizer(3100, 100, 1080, 12500)
+    page = sglang_page([R0, R1], TOK, tp_copies=2, priority=True)
+    snap = sglang.derive(raw(page, 5.0), raw(sglang_page(later, tok_later, tp_copies=2, priority=True), 7.0), URL)
+    assert not snap.restarted
+    assert snap.window_tokens == 400  # decode tokens of both DP ranks, once per tp_rank, priority="" only
+    assert snap.live_tok_s == pytest.approx(200.0) and not snap.live_tok_s_exact
+    assert snap.window_steps == 80  # verify calls of requests that finished
+    assert snap.window_drafted is None and snap.window_accepted is None and snap.window_per_position == ()
+    assert snap.slots_busy == 8 and snap.requests_deferred == 0
+    # each rank's gauge weighted by its running requests: (2.8*6 + 2.0*2) / 8
+    assert snap.mean_advance == pytest.approx((2.8 * 6 + 2.0 * 2) / 8)
+    assert snap.acceptance == pytest.approx((0.6 * 6 + 1 / 3 * 2) / 8)
+    assert snap.tokens_predicted_total == 3200
+
+
+def test_a_counter_going_backwards_is_a_restart():
+    prev = raw(sglang_page([R0], TOK), 0.0)
+    cur = raw(sglang_page([SglangRank(decode_tokens=10)], SglangTokenizer()), 1.0)
+    snap = sglang.derive(prev, cur, URL)
+    assert snap.restarted and snap.window_tokens is None and snap.live_tok_s is None
+
+
+def test_gauges_before_the_first_window_fall_back_to_the_lifetime_length():
+    page = sglang_page([SglangRank(running=1)], SglangTokenizer())  # accept_length 0 until 40 iterations
+    snap = sglang.derive(None, raw(page, 0.0, info=server_info()), URL)
+    assert snap.acceptance is None
+    assert snap.mean_advance == pytest.approx(2.71)
+
+
+def test_a_plain_server_drafts_nothing():
+    page = sglang_page([R0], TOK, spec=False)
+    snap = sglang.derive(None, raw(page, 0.0, info=server_info(spec=False, accept_length=None)), URL)
+    assert snap.drafting is False and snap.spec_types is None
+    assert snap.acceptance is None and snap.mean_advance is None and snap.verified_width is None
+
+
+def test_export_carries_the_gauges():
+    body = export.snapshot_dict(sglang.derive(None, raw(SGLANG_REFERENCE_PAGE, 0.0, info=server_info()), URL))
+    assert body["acceptance"] == pytest.approx(0.6) and body["mean_advance"] == pytest.approx(2.8)
+    assert body["accept_rate_gauge"] == pytest.approx(0.6) and body["verified_width"] == pytest.approx(4.0)
+
+
+async def test_collector_polls_live_endpoints_and_reads_server_info_once():
+    fake = FakeSglang([R0], TOK, rank_step=[SglangRank(decode_tokens=250, running=5, queued=3, accept_length=3.1,
+                                                        accept_rate=0.7)], tok_step=SglangTokenizer(40, 0, 10, 0))
+    collector = sglang.SglangCollector(URL, client=mock_client(fake))
+    first = await collector.poll()
+    second = await collector.poll()
+    assert first.ok and first.window_s is None and first.drafting
+    assert second.window_tokens == 250 and second.window_steps == 10
+    assert second.mean_advance == pytest.approx(3.1) and second.acceptance == pytest.approx(0.7)
+    assert second.slots_busy == 5 and second.requests_deferred == 3 and second.slots_total == 48
+    assert fake.hits["/server_info"] == 1 and fake.hits["/v1/loads"] == 2
+    assert await collector.busy_slots() == 5
+    await collector.aclose()
+
+
+async def test_without_enable_metrics_loads_still_give_load_and_lifetime_length():
+    fake = FakeSglang([R0], TOK, enable_metrics=False, lifetime_length=2.5)
+    collector = sglang.SglangCollector(URL, client=mock_client(fake))
+    snap = await collector.poll()
+    assert snap.ok and snap.metrics_status == "not available: start SGLang with --enable-metrics"
+    assert snap.slots_busy == 6 and snap.requests_deferred == 1
+    assert snap.drafting is True
+    assert snap.acceptance is None  # /v1/loads' accept_rate is 0 without --enable-metrics
+    assert snap.mean_advance == pytest.approx(2.5)
+    assert snap.live_tok_s is None and snap.window_tokens is None
+
+
+async def test_an_older_server_without_loads():
+    fake = FakeSglang([R0], TOK, old=True)
+    collector = sglang.SglangCollector(URL, client=mock_client(fake))
+    snap = await collector.poll()
+    assert snap.build == "0.5.23" and snap.drafting is True  # from /get_server_info
+    assert "0.5.9" in snap.slots_status
+    assert snap.slots_busy == 6  # from sglang:num_running_reqs
+    assert await collector.busy_slots() == 6
+
+
+async def test_unreachable():
+    snap = await sglang.SglangCollector("http://127.0.0.1:9").poll()
+    assert snap.status == "unreachable" and "sglang.launch_server" in snap.fix
