@@ -1,0 +1,72 @@
+"""detect() names each server from its own endpoints; open_collector() gives the matching collector."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from collectors.errors import SpectopError
+from collectors.servers import (
+    LlamaCppCollector,
+    SglangCollector,
+    VllmCollector,
+    detect,
+    open_collector,
+)
+from tests.collectors.fake_servers import FakeVllm, VllmEngine, mock_client
+from tests.collectors.fake_sglang import FakeSglang, SglangRank
+from tests.fixtures import read_json
+
+URL = "http://127.0.0.1:8000"
+
+
+def llama_routes(path: str, query: dict[str, str]) -> tuple[int, str, bytes]:
+    if path == "/props":
+        return 200, "application/json", httpx.Response(200, json=read_json("draft-simple.props.json")).content
+    return 404, "text/plain", b"File Not Found"
+
+
+@pytest.mark.parametrize(
+    ("routes", "expected"),
+    [
+        (llama_routes, "llama.cpp"),
+        (FakeVllm([VllmEngine(running=1, per_pos=(0, 0))]), "vllm"),
+        (FakeVllm([VllmEngine()], stats_off=True), "vllm"),  # no vllm:* series: /v1/models tells
+        (FakeSglang([SglangRank()]), "sglang"),
+        (FakeSglang([SglangRank()], old=True), "sglang"),  # /get_server_info only
+        (FakeSglang([SglangRank()], enable_metrics=False), "sglang"),
+    ],
+    ids=["llama", "vllm", "vllm-stats-off", "sglang", "sglang-old", "sglang-no-metrics"],
+)
+async def test_detect(routes, expected):
+    async with mock_client(routes) as client:
+        assert await detect(URL, client) == expected
+
+
+async def test_detect_vllm_from_metrics_alone():
+    fake = FakeVllm([VllmEngine()])
+
+    def routes(path: str, query: dict[str, str]):
+        return (404, "text/plain", b"") if path == "/v1/models" else fake(path, query)
+
+    async with mock_client(routes) as client:
+        assert await detect(URL, client) == "vllm"
+
+
+async def test_detect_refuses_an_unknown_server():
+    async with mock_client(lambda path, query: (200, "text/html", b"<html>hello</html>")) as client:
+        with pytest.raises(SpectopError, match="not as llama-server, vLLM or SGLang"):
+            await detect(URL, client)
+
+
+@pytest.mark.parametrize(("backend", "cls"), [("llama.cpp", LlamaCppCollector), ("vllm", VllmCollector),
+                                              ("sglang", SglangCollector)])
+async def test_open_collector(backend, cls):
+    collector = open_collector(URL + "/", backend)
+    assert isinstance(collector, cls) and collector.backend == backend and collector.url == URL
+    await collector.aclose()
+
+
+def test_open_collector_refuses_unknown_backends():
+    with pytest.raises(SpectopError, match="no collector"):
+        open_collector(URL, "tgi")
