@@ -13,7 +13,7 @@ from collectors import export
 from collectors.client import DEFAULT_PROMPT, RequestSpec, stream_request
 from collectors.errors import SpectopError
 from collectors.model import RequestRecord
-from collectors.servers import LlamaCppCollector, check_url, detect
+from collectors.servers import check_url, detect, open_collector
 from tui.commands._common import add_server_options, api_key, console, fmt, http_client, pct, print_json
 
 
@@ -39,7 +39,7 @@ async def send(args: argparse.Namespace) -> RequestRecord:
         backend = await detect(url, client)
         route = args.route or ("completion" if backend == "llama.cpp" else "chat")
         spec = RequestSpec(prompt=args.prompt, max_tokens=args.tokens, route=route, dialect=backend)
-        busy = LlamaCppCollector(url, client=client).busy_slots if backend == "llama.cpp" else None
+        busy = open_collector(url, backend, client=client).busy_slots
         return await stream_request(client, url, spec, busy_probe=busy, tag="probe")
     finally:
         await client.aclose()

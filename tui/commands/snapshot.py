@@ -9,8 +9,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from collectors import export
-from collectors.errors import ServerUnreachable, SpectopError
-from collectors.servers import LlamaCppCollector, ServerSnapshot, check_url, detect
+from collectors.errors import ServerUnreachable
+from collectors.servers import ServerSnapshot, SglangSnapshot, check_url, detect, open_collector
 from tui.commands._common import add_server_options, api_key, console, fmt, http_client, pct, print_json
 
 
@@ -26,18 +26,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 async def take(url: str, key: str | None, window_s: float) -> ServerSnapshot:
     url = check_url(url)
     client = http_client(key)
-    collector = LlamaCppCollector(url, client=client)
     try:
-        backend = await detect(url, client)
-        if backend != "llama.cpp":
-            raise SpectopError(f"{url} is {backend}; this version of spectop reads llama-server only",
-                               "point --server at a llama-server")
+        collector = open_collector(url, await detect(url, client), client=client)
         snap = await collector.poll()
         if window_s > 0 and snap.ok:
             await asyncio.sleep(window_s)
             snap = await collector.poll()
     finally:
-        await collector.aclose()
+        await client.aclose()
     if snap.status == "unreachable":
         raise ServerUnreachable(snap.error or url, snap.fix or "")
     return snap
@@ -57,14 +53,13 @@ def render(snap: ServerSnapshot) -> Table:
     table = Table(title=f"{escape(snap.backend)} at {escape(snap.url)}", show_header=False, box=None)
     table.add_column(style="bold")
     table.add_column()
-    drafting = {True: "yes", False: "no: this server drafts nothing", None: "unknown (/slots unavailable)"}
     rows = [
         ("status", escape(snap.status) + (f" — {escape(snap.error)}" if snap.error else "")),
         ("model", escape(snap.model or "—")),
         ("build", escape(snap.build or "—")),
         ("slots", f"{fmt(snap.slots_busy, 'd')} busy of {fmt(snap.slots_total, 'd')}"),
         ("deferred", fmt(snap.requests_deferred, "d")),
-        ("drafting", drafting[snap.drafting] + (f" ({escape(snap.spec_types)})" if snap.spec_types else "")),
+        ("drafting", _drafting(snap) + (f" ({escape(snap.spec_types)})" if snap.spec_types else "")),
         ("tokens/s (live)", fmt(snap.live_tok_s) + ("" if snap.live_tok_s_exact or snap.live_tok_s is None else " (lower bound)")),
         ("busy slots per decode", fmt(snap.busy_slots_per_decode, ".2f")),
         ("acceptance", pct(snap.acceptance)),
@@ -74,10 +69,23 @@ def render(snap: ServerSnapshot) -> Table:
         ("tokens generated (total)", fmt(snap.tokens_predicted_total, "d")),
         ("drafted / accepted (total)", f"{fmt(snap.drafted_total, 'd')} / {fmt(snap.accepted_total, 'd')}"),
         ("/metrics", escape(snap.metrics_status)),
-        ("/slots", escape(snap.slots_status)),
     ]
+    if snap.backend in _LOAD_ENDPOINT:
+        rows.append((_LOAD_ENDPOINT[snap.backend], escape(snap.slots_status)))
+    if isinstance(snap, SglangSnapshot) and snap.drafting:
+        rows.append(("note", "SGLang gives acceptance and G as gauges over its last 40 decode iterations; "
+                             "it has no drafted or accepted counts"))
     if snap.restarted:
         rows.append(("note", "the server restarted between polls; window figures start over"))
     for name, value in rows:
         table.add_row(name, value)
     return table
+
+
+_LOAD_ENDPOINT = {"llama.cpp": "/slots", "sglang": "/v1/loads"}  # vLLM's load is on /metrics
+
+
+def _drafting(snap: ServerSnapshot) -> str:
+    if snap.drafting is None:
+        return "unknown (/slots unavailable)" if snap.backend == "llama.cpp" else "unknown (the server does not say)"
+    return "yes" if snap.drafting else "no: this server drafts nothing"

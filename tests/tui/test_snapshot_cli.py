@@ -1,0 +1,97 @@
+"""`spectop snapshot` against fake vLLM and SGLang servers on a real loopback HTTP port."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+
+from tests.collectors.fake_servers import FakeVllm, Routes, VllmEngine
+from tests.collectors.fake_sglang import FakeSglang, SglangRank, SglangTokenizer
+from tui.cli import main
+
+ENGINES = [VllmEngine(generated=2900, drafts=1000, draft_tokens=3000, accepted=1800, per_pos=(800, 600, 400),
+                      running=8, steps=1100, itl=5000),
+           VllmEngine(generated=700, drafts=300, draft_tokens=900, accepted=300, per_pos=(200, 80, 20),
+                      running=2, steps=400, itl=700)]
+# per scrape: 360 drafted over 120 steps, 230 accepted, (110, 78, 42) per position, 350 tokens
+STEP = [VllmEngine(generated=300, drafts=100, draft_tokens=300, accepted=200, per_pos=(90, 70, 40), running=6,
+                   steps=110, itl=550),
+        VllmEngine(generated=50, drafts=20, draft_tokens=60, accepted=30, per_pos=(20, 8, 2), running=1,
+                   steps=30, itl=25)]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        url = urlsplit(self.path)
+        status, content_type, body = self.server.routes(url.path, dict(parse_qsl(url.query)))  # type: ignore[attr-defined]
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def serving(routes: Routes) -> Iterator[str]:
+    """`routes` on 127.0.0.1 at a free port, one request at a time, for the length of the block."""
+    server = HTTPServer(("127.0.0.1", 0), _Handler)
+    server.routes = routes  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+def test_snapshot_of_vllm_prints_the_drafting_figures(capsys):
+    with serving(FakeVllm(list(ENGINES), step=STEP, dev_mode=True)) as url:
+        assert main(["snapshot", "--server", url, "--window", "0.05"]) == 0
+    out = capsys.readouterr().out
+    assert "vllm at http://127.0.0.1:" in out
+    rows = {line.split("  ")[0].strip(): line for line in out.splitlines() if line.strip()}
+    assert "63.9 %" in rows["acceptance"]  # 230 / 360, both engines summed
+    assert "2.92" in rows["mean committed advance G"]  # 1 + 230/120
+    assert "4.00" in rows["verified width"]  # 1 + 360/120
+    assert "0.92 0.65 0.35" in rows["survival S_j"]
+    assert "yes (eagle3 k=3)" in rows["drafting"]
+    assert "7 busy of 256" in rows["slots"]
+    assert "/slots" not in out
+
+
+def test_snapshot_of_vllm_as_json(capsys):
+    with serving(FakeVllm(list(ENGINES), step=STEP)) as url:
+        assert main(["snapshot", "--server", url, "--window", "0.05", "--json"]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert body["backend"] == "vllm" and body["drafting"] is True
+    assert (body["window_drafted"], body["window_accepted"], body["window_steps"]) == (360, 230, 120)
+    assert body["window_tokens"] == 350 and body["live_tok_s"] > 0 and body["live_tok_s_exact"] is True
+    assert body["acceptance"] == pytest.approx(230 / 360, abs=1e-4)
+    assert body["window_per_position"] == [110, 78, 42]
+
+
+def test_snapshot_of_sglang_prints_its_gauges(capsys):
+    fake = FakeSglang([SglangRank(decode_tokens=1000, running=3, accept_length=2.8, accept_rate=0.6)],
+                      SglangTokenizer(900, 0, 300, 5000),
+                      rank_step=[SglangRank(decode_tokens=120, running=3, accept_length=2.8, accept_rate=0.6)])
+    with serving(fake) as url:
+        assert main(["snapshot", "--server", url, "--window", "0.05"]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split("  ")[0].strip(): line for line in out.splitlines() if line.strip()}
+    assert "sglang at http://127.0.0.1:" in out
+    assert "60.0 %" in rows["acceptance"] and "2.80" in rows["mean committed advance G"]
+    assert "4.00" in rows["verified width"]
+    assert "yes (EAGLE3 steps=3 topk=1 draft_tokens=4)" in rows["drafting"]
+    assert "(lower bound)" in rows["tokens/s (live)"]
+    assert "40 decode iterations" in out
