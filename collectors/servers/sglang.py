@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 
 from collectors import promtext
-from collectors.servers import series
+from collectors.servers import series, sglang_json
 from collectors.servers.snapshot import ServerSnapshot
 
 BACKEND = "sglang"
@@ -93,8 +93,7 @@ class RawPoll:
         return sum(rows.values()) if rows else None
 
     def loads_total(self, key: str) -> float | None:
-        values = [load[key] for load in self.loads or [] if isinstance(load.get(key), (int, float))]
-        return float(sum(values)) if values else None
+        return sglang_json.loads_total(self.loads, key)
 
 
 def weighted_gauge(raw: RawPoll, name: str) -> float | None:
@@ -109,95 +108,46 @@ def weighted_gauge(raw: RawPoll, name: str) -> float | None:
     return sum(gauges[r] * w for r, w in weights.items()) / sum(weights.values())
 
 
-def _loads_spec(raw: RawPoll, key: str) -> float | None:
-    rows = [(load.get("speculative") or {}, load.get("num_running_reqs") or 0) for load in raw.loads or []]
-    rows = [(spec[key], w) for spec, w in rows if isinstance(spec.get(key), (int, float)) and spec[key] > 0]
-    if not rows:
-        return None
-    weight = sum(w for _, w in rows)
-    return sum(v * w for v, w in rows) / weight if weight else sum(v for v, _ in rows) / len(rows)
-
-
-def lifetime_accept_length(raw: RawPoll) -> float | None:
-    from_loads = _loads_spec(raw, "accept_length")
-    if from_loads is not None:
-        return from_loads
-    states = [s for s in (raw.info or {}).get("internal_states") or [] if isinstance(s, dict)]
-    values = [s["avg_spec_accept_length"] for s in states if isinstance(s.get("avg_spec_accept_length"), (int, float))]
-    return sum(values) / len(values) if values else None
-
-
 def drafting(raw: RawPoll) -> bool | None:
     """The speculative algorithm in /server_info, else any sign of spec activity."""
     if raw.info is not None and "speculative_algorithm" in raw.info:
         return bool(raw.info["speculative_algorithm"])
-    if any(load.get("speculative") for load in raw.loads or []):
+    if any(load.get("speculative") for load in raw.loads or []):  # a section only spec servers fill
         return True
     if (series.total(raw.metrics, VERIFY_CALLS) or 0) > 0 or (weighted_gauge(raw, "sglang:spec_accept_length") or 0) > 0:
         return True
     return None
 
 
-def spec_types(raw: RawPoll) -> str | None:
-    info = raw.info or {}
-    if not info.get("speculative_algorithm"):
-        return None
-    parts = [str(info["speculative_algorithm"])]
-    for key, short in (("speculative_num_steps", "steps"), ("speculative_eagle_topk", "topk"),
-                       ("speculative_num_draft_tokens", "draft_tokens")):
-        if info.get(key) is not None:
-            parts.append(f"{short}={info[key]}")
-    return " ".join(parts)
-
-
-def _slots_total(raw: RawPoll) -> int | None:
-    from_loads = raw.loads_total("max_running_requests")
-    if from_loads:
-        return series.as_int(from_loads)
-    info = raw.info or {}
-    per_dp = [s.get("effective_max_running_requests_per_dp") for s in info.get("internal_states") or []
-              if isinstance(s, dict)]
-    if per_dp and all(isinstance(v, int) for v in per_dp):
-        return sum(per_dp)
-    value = info.get("max_running_requests")
-    return value if isinstance(value, int) else None
-
-
 def _width(raw: RawPoll) -> int | None:
     live = weighted_gauge(raw, "sglang:spec_num_draft_tokens")  # moves under --speculative-adaptive
-    if live:
-        return series.as_int(live)
-    value = (raw.info or {}).get("speculative_num_draft_tokens")
-    return value if isinstance(value, int) else None
-
-
-def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return series.as_int(live) if live else sglang_json.int_field(raw.info, "speculative_num_draft_tokens")
 
 
 def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> SglangSnapshot:
     """A snapshot from the current poll, with window figures when a previous poll exists."""
-    info = cur.info or {}
     running = cur.loads_total("num_running_reqs")
     waiting = cur.loads_total("num_waiting_reqs")
     running = running if running is not None else cur.scheduler_total("sglang:num_running_reqs")
     waiting = waiting if waiting is not None else cur.scheduler_total("sglang:num_queue_reqs")
     length_gauge = weighted_gauge(cur, "sglang:spec_accept_length")
     window_done = length_gauge is not None and length_gauge >= 1.0  # 0 until the first 40 iterations
-    rate = weighted_gauge(cur, "sglang:spec_accept_rate") if window_done else _loads_spec(cur, "accept_rate")
+    rate = (weighted_gauge(cur, "sglang:spec_accept_rate") if window_done
+            else sglang_json.loads_spec(cur.loads, "accept_rate"))
     base: dict[str, Any] = dict(
         url=url, backend=BACKEND, taken_at_s=cur.t_s, status=cur.status, error=cur.error, fix=cur.fix,
-        model=info.get("served_model_name") or info.get("model_path")
+        model=sglang_json.str_field(cur.info, "served_model_name", "model_path")
         or series.label_value(cur.metrics, PREFIX, "model_name"),
-        build=info.get("version"), slots_total=_slots_total(cur),
-        slots_busy=series.as_int(running), n_ctx_slot=_int_or_none(info.get("context_length")),
-        drafting=drafting(cur), spec_types=spec_types(cur),
+        build=sglang_json.str_field(cur.info, "version"), slots_total=sglang_json.slots_total(cur.loads, cur.info),
+        slots_busy=series.as_int(running), n_ctx_slot=sglang_json.int_field(cur.info, "context_length"),
+        drafting=drafting(cur), spec_types=sglang_json.spec_types(cur.info),
         requests_processing=series.as_int(running), requests_deferred=series.as_int(waiting),
         tokens_predicted_total=series.as_int(series.total(cur.metrics, GENERATED)),
         steps_total=series.as_int(series.total(cur.metrics, VERIFY_CALLS)),
         metrics_status=cur.metrics_status, slots_status=cur.loads_status,
         accept_rate_gauge=rate, accept_length_gauge=length_gauge if window_done else None,
-        accept_length_lifetime=lifetime_accept_length(cur), verify_width_tokens=_width(cur),
+        accept_length_lifetime=sglang_json.lifetime_accept_length(cur.loads, cur.info),
+        verify_width_tokens=_width(cur),
     )
     if prev is None or prev.status != "ok" or cur.status != "ok" or prev.metrics is None or cur.metrics is None:
         return SglangSnapshot(**base)
@@ -235,13 +185,6 @@ def _http_problem(resp: httpx.Response, what: str) -> str:
     return f"HTTP {resp.status_code}"
 
 
-def _json(resp: httpx.Response) -> Any:
-    try:
-        return resp.json() if resp.status_code == 200 else None
-    except ValueError:
-        return None
-
-
 class SglangCollector:
     """Polls one SGLang server; keeps the previous poll so each snapshot has a window."""
 
@@ -257,7 +200,7 @@ class SglangCollector:
 
     async def _server_info(self) -> dict[str, Any] | None:
         for path in ("/server_info", "/get_server_info"):  # the second is the pre-0.5.9 name
-            body = _json(await self._client.get(self.url + path))
+            body = sglang_json.body(await self._client.get(self.url + path))
             if isinstance(body, dict):
                 return body
         return None
@@ -279,7 +222,7 @@ class SglangCollector:
             raw.status, raw.error = "loading", "the server is not ready yet (/health answered 503)"
         elif health.status_code != 200:
             raw.status, raw.error = "error", f"/health answered HTTP {health.status_code}"
-        body = _json(loads)
+        body = sglang_json.body(loads)
         raw.loads = [x for x in body.get("loads") or [] if isinstance(x, dict)] if isinstance(body, dict) else None
         raw.loads_status = "ok" if raw.loads is not None else _http_problem(loads, "loads")
         if metrics.status_code != 200:
@@ -304,7 +247,7 @@ class SglangCollector:
         """Requests running right now, from /v1/loads (live), else /metrics; None when neither says."""
         try:
             loads = await self._client.get(self.url + "/v1/loads", params={"include": "core"})
-            body = _json(loads)
+            body = sglang_json.body(loads)
             if isinstance(body, dict) and isinstance(body.get("loads"), list):
                 return sum(int(x.get("num_running_reqs") or 0) for x in body["loads"] if isinstance(x, dict))
             resp = await self._client.get(self.url + "/metrics")

@@ -97,7 +97,8 @@ def _model(raw: RawPoll) -> str | None:
     if named:
         return named
     first = (raw.models or [{}])[0]
-    return first.get("id") if isinstance(first, dict) else None
+    model = first.get("id") if isinstance(first, dict) else None
+    return model if isinstance(model, str) and model else None
 
 
 def _max_model_len(raw: RawPoll) -> int | None:

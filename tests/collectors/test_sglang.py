@@ -130,3 +130,14 @@ async def test_an_older_server_without_loads():
 async def test_unreachable():
     snap = await sglang.SglangCollector("http://127.0.0.1:9").poll()
     assert snap.status == "unreachable" and "sglang.launch_server" in snap.fix
+
+
+def test_odd_json_fields_read_as_unknown():
+    info = {"speculative_algorithm": "EAGLE", "served_model_name": ["a", "b"], "model_path": "/models/x",
+            "version": 5, "context_length": True, "max_running_requests": "48",
+            "internal_states": ["junk", {"avg_spec_accept_length": "2.5"}]}
+    loads = [{"num_running_reqs": "3", "speculative": {"accept_length": None}}]
+    snap = sglang.derive(None, sglang.RawPoll(0.0, info=info, loads=loads), URL)
+    assert snap.model == "/models/x" and snap.build is None and snap.n_ctx_slot is None
+    assert snap.slots_total is None and snap.slots_busy is None and snap.mean_advance is None
+    assert snap.drafting is True and snap.spec_types == "EAGLE"
