@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import queue
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -25,6 +26,11 @@ class LlamaServer(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
     request_queue_size = 128  # a burst of concurrent connects must not overflow the backlog
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up is normal here; anything else is reported as usual."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
     def __init__(self, address: tuple[str, int], engine: Engine) -> None:
         super().__init__(address, _Handler)

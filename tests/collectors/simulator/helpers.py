@@ -32,9 +32,10 @@ def families(text: str) -> dict[str, Any]:
 
 
 def metric(text: str, sample_name: str) -> float:
+    """The first sample called `sample_name` (the parser adds `_total` to counters without it)."""
     for fam in text_string_to_metric_families(text):
         for sample in fam.samples:
-            if sample.name == sample_name:
+            if sample.name in (sample_name, sample_name + "_total"):
                 return sample.value
     raise KeyError(sample_name)
 

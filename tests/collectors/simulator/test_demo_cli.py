@@ -1,0 +1,89 @@
+"""`spectop demo` as a user runs it: a subprocess, URLs on stdout, one clean line on Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import httpx
+
+from collectors.simulator import Simulator
+from collectors.simulator.traffic import Phase, TrafficGenerator, default_pattern
+
+
+def _spectop(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "tui", "demo", *args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+
+
+def test_serve_only_prints_three_urls_that_answer_and_stops_on_sigint() -> None:
+    proc = _spectop("--serve-only", "--speedup", "20", "--seed", "3")
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline().split() for _ in range(3)]
+        urls = dict(lines)
+        assert list(urls) == ["plain", "draft", "meter"]
+        with httpx.Client(timeout=10) as client:
+            assert client.get(urls["plain"] + "/health").json() == {"status": "ok"}
+            assert client.get(urls["draft"] + "/slots").json()[0]["speculative"] is True
+            assert client.get(urls["plain"] + "/slots").json()[0]["speculative"] is False
+            assert "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION" in client.get(urls["meter"] + "/metrics").text
+            done = client.post(urls["draft"] + "/completion", json={"prompt": "hi", "n_predict": 16}).json()
+            assert done["tokens_predicted"] == 16
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=10)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0
+    assert out == ""
+    assert err.strip().splitlines()[-1] == "spectop demo: stopped"
+    assert "Traceback" not in err and f"spectop snapshot --server {urls['draft']}" in err
+
+
+def test_live_demo_prints_a_line_a_second_and_stops_on_sigint() -> None:
+    proc = _spectop("--speedup", "10", "--phase", "2", "--tokens", "32")
+    try:
+        assert proc.stdout is not None
+        header = [proc.stdout.readline() for _ in range(3)]
+        assert "plain http://127.0.0.1:" in header[1]
+        live = [proc.stdout.readline() for _ in range(3)]
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=15)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0
+    assert all("tok/s" in line and " W " in line for line in live)
+    assert any("mJ/token" in line and "—" not in line.split("W")[-1] for line in live)
+    assert err.strip() == "spectop demo: stopped"
+
+
+def test_port_in_use_is_one_clear_line() -> None:
+    with Simulator(speedup=20) as sim:
+        port = int(sim.plain_url.rsplit(":", 1)[1])
+        proc = _spectop("--serve-only", "--port", str(port))
+        out, err = proc.communicate(timeout=15)
+    assert proc.returncode != 0 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "--port" in err
+
+
+def test_traffic_walks_its_phases_on_each_arm() -> None:
+    pattern = [Phase("plain", 2, 0.6), Phase("draft", 4, 0.6)]
+    with Simulator(seed=1, speedup=10) as sim:
+        urls = {"plain": sim.plain_url, "draft": sim.draft_url}
+        with TrafficGenerator(urls, pattern, n_tokens=24, loop=False) as traffic:
+            seen: dict[str, set[int]] = {"plain": set(), "draft": set()}
+            deadline = time.monotonic() + 1.15
+            while time.monotonic() < deadline:
+                seen["plain"].add(sim.plain.live().busy_slots)
+                seen["draft"].add(sim.draft.live().busy_slots)
+                time.sleep(0.005)
+        assert max(seen["plain"]) == 2 and max(seen["draft"]) == 4
+        assert traffic.completed > 4 and traffic.errors == 0
+        assert traffic.phase is None  # the pattern ran out
+    assert [p.arm for p in default_pattern()[:4]] == ["plain", "draft", "plain", "draft"]
+    assert [p.concurrency for p in default_pattern()[::2]] == [1, 2, 4, 8, 16, 8, 4, 2]

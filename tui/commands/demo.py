@@ -1,0 +1,154 @@
+"""`spectop demo`: the simulator, with traffic moving through low and high concurrency.
+
+`--serve-only` prints the plain, draft and meter URLs (one per line: name, space, URL) and serves
+until Ctrl-C. Without it, background traffic walks 1 -> 16 concurrent requests and back on both
+arms in turn, and a live line per second shows the active arm's batch, tok/s, chip W and mJ/token.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+import time
+from typing import Any
+
+from collectors.simulator import PROFILES, Simulator
+from collectors.simulator.simulator import SimulatorState
+from collectors.simulator.traffic import TrafficGenerator, default_pattern
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "demo",
+        help="run spectop on a simulated llama-server pair and GPU meter (needs nothing installed)",
+        description=__doc__.split("\n\n")[0] if __doc__ else None,
+    )
+    parser.add_argument("--serve-only", action="store_true",
+                        help="print the plain, draft and meter URLs and serve until Ctrl-C (no traffic)")
+    parser.add_argument("--port", type=int, default=0, metavar="P",
+                        help="plain arm on P, draft on P+1, meter on P+2 (default 0: free ports)")
+    parser.add_argument("--seed", type=int, default=0, metavar="S", help="noise and draft seed (default 0)")
+    parser.add_argument("--speedup", type=float, default=1.0, metavar="X",
+                        help="multiply every token rate and every watt by X; mJ/token and acceptance "
+                             "stay the profile's (default 1)")
+    parser.add_argument("--profile", default="note25", metavar="NAME",
+                        help=f"calibration profile: {', '.join(PROFILES)}, or classes:code|prose|edit "
+                             "(default note25)")
+    parser.add_argument("--phase", type=float, default=16.0, metavar="S",
+                        help="seconds per concurrency level, shared by the two arms (default 16)")
+    parser.add_argument("--tokens", type=int, default=128, metavar="N",
+                        help="tokens per demo request (default 128)")
+    parser.add_argument("--duration", type=float, default=0.0, metavar="S",
+                        help="stop after S seconds (default 0: run until Ctrl-C)")
+    parser.set_defaults(run=run)
+
+
+def _ports(base: int) -> tuple[int, int, int]:
+    return (0, 0, 0) if base == 0 else (base, base + 1, base + 2)
+
+
+def _start(args: argparse.Namespace) -> Simulator:
+    if args.speedup <= 0 or args.phase <= 0 or args.tokens <= 0 or not 0 <= args.port <= 65533:
+        raise SystemExit("spectop demo: --speedup, --phase and --tokens must be positive, --port 0-65533")
+    try:
+        return Simulator(args.profile, seed=args.seed, speedup=args.speedup, ports=_ports(args.port)).start()
+    except KeyError as exc:
+        raise SystemExit(f"spectop demo: {exc.args[0]}") from None
+    except OSError as exc:
+        raise SystemExit(
+            f"spectop demo: cannot listen on ports {args.port}-{args.port + 2} ({exc.strerror}); "
+            "pick another --port, or 0 for free ports"
+        ) from None
+
+
+def _wait(seconds: float, tick: Any = None) -> None:
+    """Sleep until `seconds` pass (0: forever), calling `tick()` once a second."""
+    deadline = time.monotonic() + seconds if seconds > 0 else None
+    while deadline is None or time.monotonic() < deadline:
+        left = 1.0 if deadline is None else min(1.0, max(0.0, deadline - time.monotonic()))
+        threading.Event().wait(left)
+        if tick is not None:
+            tick()
+
+
+def _signals_as_interrupt() -> None:
+    """Ctrl-C and SIGTERM stop the demo cleanly, even when started where SIGINT was ignored."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
+
+
+def run(args: argparse.Namespace) -> int:
+    _signals_as_interrupt()
+    sim = _start(args)
+    try:
+        if args.serve_only:
+            return _serve_only(sim, args)
+        return _live(sim, args)
+    except KeyboardInterrupt:
+        print("spectop demo: stopped", file=sys.stderr, flush=True)
+        return 0
+    finally:
+        sim.stop()
+
+
+def _serve_only(sim: Simulator, args: argparse.Namespace) -> int:
+    print(f"plain {sim.plain_url}\ndraft {sim.draft_url}\nmeter {sim.meter_url}", flush=True)
+    print(
+        f"spectop demo: simulating {sim.profile.description} (seed {args.seed}, speedup {args.speedup:g}); "
+        "Ctrl-C stops it\n"
+        f"  try: spectop snapshot --server {sim.draft_url}\n"
+        f"       spectop sweep --plain {sim.plain_url} --draft {sim.draft_url} "
+        f"--meter 'dcgm={sim.meter_url}/metrics?period=0.1'",
+        file=sys.stderr, flush=True,
+    )
+    _wait(args.duration)
+    print("spectop demo: stopped", file=sys.stderr, flush=True)
+    return 0
+
+
+class _LiveLine:
+    """One line per second from the simulator's own state (the dashboard will replace it)."""
+
+    def __init__(self, sim: Simulator, traffic: TrafficGenerator) -> None:
+        self._sim = sim
+        self._traffic = traffic
+        self._t0 = time.monotonic()
+        self._last: SimulatorState = sim.state()
+
+    def tick(self) -> None:
+        now = self._sim.state()
+        last, self._last = self._last, now
+        dt = max(1e-9, now.accelerator.t_s - last.accelerator.t_s)
+        plain = now.plain.committed_tokens - last.plain.committed_tokens
+        draft = now.draft.committed_tokens - last.draft.committed_tokens
+        energy_mj = now.accelerator.energy_mj - last.accelerator.energy_mj
+        drafted = now.draft.drafted_tokens - last.draft.drafted_tokens
+        accepted = now.draft.accepted_tokens - last.draft.accepted_tokens
+        phase = self._traffic.phase
+        target = f"{phase.arm} x{phase.concurrency}" if phase else "idle"
+        mj = f"{energy_mj / (plain + draft):5.0f} mJ/token" if plain + draft else "    — mJ/token"
+        acc = f"  acceptance {100 * accepted / drafted:3.0f} %" if drafted else ""
+        print(
+            f"{time.monotonic() - self._t0:6.0f} s  {target:9s}  busy plain {now.plain.busy_slots:2d} "
+            f"draft {now.draft.busy_slots:2d}  plain {plain / dt:6.1f} tok/s  draft {draft / dt:6.1f} tok/s  "
+            f"{energy_mj / dt / 1000:5.1f} W  {mj}{acc}",
+            flush=True,
+        )
+
+
+def _live(sim: Simulator, args: argparse.Namespace) -> int:
+    print(
+        f"spectop demo: {sim.profile.description}; speedup {args.speedup:g}\n"
+        f"  plain {sim.plain_url}  draft {sim.draft_url}  meter {sim.meter_url}/metrics\n"
+        "  traffic: 1, 2, 4, 8, 16 requests and back, plain then draft at each level; Ctrl-C stops",
+        flush=True,
+    )
+    pattern = default_pattern(phase_s=args.phase)
+    with TrafficGenerator({"plain": sim.plain_url, "draft": sim.draft_url}, pattern, n_tokens=args.tokens) as traffic:
+        line = _LiveLine(sim, traffic)
+        _wait(args.duration, line.tick)
+    print("spectop demo: stopped", file=sys.stderr, flush=True)
+    return 0
