@@ -198,6 +198,8 @@ class Engine:
 
     def _plan(self, task: Task) -> tuple[int, int, int]:
         """(drafted, accepted, committed tokens) of `task` in the coming step."""
+        if task.stop_at <= task.n_decoded:
+            return 0, 0, 0  # n_predict 0: the prompt is processed, nothing is generated
         if task.n_decoded == 0 or task.sampler is None:
             return 0, 0, 1
         remaining = task.stop_at - task.n_decoded

@@ -86,7 +86,8 @@ def test_slots_match(arm: str, prefix: str) -> None:
         assert all(shape(slot) == shape(never_used) for slot in idle)
         with client.stream("POST", url + "/completion",
                            json={"prompt": PROMPT, "n_predict": 400, "stream": True}) as response:
-            next(response.iter_lines())
+            lines = response.iter_lines()  # kept: a dropped line iterator closes the stream
+            next(lines)
             busy = [s for s in client.get(url + "/slots").json() if s["is_processing"]]
         real_busy = [s for s in read_json(f"{prefix}.slots.busy.json") if s["is_processing"]][0]
         assert len(busy) == 1 and shape(busy[0]) == shape(real_busy)
