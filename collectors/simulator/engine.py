@@ -24,7 +24,7 @@ from collectors.simulator.tasks import LiveView, Slot, SlotView, Task, common_pr
 from collectors.simulator.textgen import DraftSampler, TokenStream, draft_key, natural_length, tokenize
 
 _NEVER = 1 << 30
-_MAX_LAG_S = 0.05
+_MAX_LAG_S = 1.0  # a stalled thread catches up on missed steps; a longer stall restarts the schedule
 
 
 class ContextExceeded(ValueError):

@@ -15,7 +15,7 @@ from collectors.simulator import dialect
 from collectors.simulator.engine import ContextExceeded, Engine
 from collectors.simulator.prom import llama_metrics_text
 from collectors.simulator.streams import ChatFormat, CompletionFormat
-from collectors.simulator.tasks import TaskResult, TokenEvent
+from collectors.simulator.tasks import Task, TaskResult, TokenEvent
 
 MAX_BODY_BYTES = 4 << 20
 
@@ -184,7 +184,7 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 self._send_json(200, fmt.whole(result))
 
-    def _next_event(self, task: Any) -> TokenEvent | TaskResult | None:
+    def _next_event(self, task: Task) -> TokenEvent | TaskResult | None:
         engine = self.server.engine
         while True:
             try:
@@ -193,13 +193,13 @@ class _Handler(BaseHTTPRequestHandler):
                 if engine.stopped:
                     return None
 
-    def _wait_result(self, task: Any) -> TaskResult | None:
+    def _wait_result(self, task: Task) -> TaskResult | None:
         while True:
             ev = self._next_event(task)
             if ev is None or isinstance(ev, TaskResult):
                 return ev
 
-    def _stream(self, task: Any, fmt: ChatFormat | CompletionFormat) -> None:
+    def _stream(self, task: Task, fmt: ChatFormat | CompletionFormat) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")

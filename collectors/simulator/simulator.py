@@ -56,9 +56,10 @@ class Simulator:
             self.profile, speedup=speedup, noise=noise, seed=seed,
             energy_offset_mj=float(1_000_000_000 + (seed % 1000) * 1_000_003),
         )
-        engine_args = dict(n_slots=total_slots, n_ctx=n_ctx, seed=seed, noise=noise)
-        self.plain = Engine("plain", self.profile, self.accelerator, **engine_args)  # type: ignore[arg-type]
-        self.draft = Engine("draft", self.profile, self.accelerator, **engine_args)  # type: ignore[arg-type]
+        self.plain, self.draft = (
+            Engine(kind, self.profile, self.accelerator, n_slots=total_slots, n_ctx=n_ctx, seed=seed, noise=noise)
+            for kind in ("plain", "draft")
+        )
         self._servers: list[LlamaServer | DcgmServer] = []
 
     def start(self) -> Simulator:
