@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterable
-from pathlib import Path
 
 import httpx
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Grid
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Button, Footer, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
@@ -91,8 +91,8 @@ class SpectopApp(App[None]):
                 self.set_interval(0.5, self.read_meter)
 
     def on_resize(self, event: object = None) -> None:
-        self.screen.set_class(self.size.width < 120, "narrow")
-        self.screen.set_class(self.size.height < 40, "short")
+        self.main.set_class(self.size.width < 120, "narrow")
+        self.main.set_class(self.size.height < 40, "short")
 
     # -- workers: they only post messages ------------------------------------------------------
     @work(exclusive=True, group="poll-server", exit_on_error=False)
@@ -163,7 +163,7 @@ class SpectopApp(App[None]):
                     f"{views.fmt_pct(r.acceptance)}", title="probe")
 
     def on_sweep_progressed(self, message: messages.SweepProgressed) -> None:
-        panel, event = self.query_one(SweepPanel), message.event
+        panel, event = self.main.query_one(SweepPanel), message.event
         if isinstance(event, SweepStarted):
             self._sweep_total = len(event.schedule)
             panel.planned(event.schedule)
@@ -192,11 +192,14 @@ class SpectopApp(App[None]):
         if event.state == WorkerState.ERROR:
             self.notify(str(event.worker.error), title=event.worker.group, severity="error")
             if event.worker.group == "sweep":
-                self.query_one(SweepPanel).set_running(False)
+                self.main.query_one(SweepPanel).set_running(False)
 
     def refresh_views(self) -> None:
-        with self.batch_update():
-            views.push(self)
+        try:
+            with self.batch_update():
+                views.push(self)
+        except NoMatches:
+            pass  # a message that arrives while the app is being torn down has nowhere to go
 
     # -- actions -------------------------------------------------------------------------------
     def action_sweep(self) -> None:
@@ -212,7 +215,7 @@ class SpectopApp(App[None]):
         if request is None:
             return
         self.action_tab("sweep")
-        self.query_one(SweepPanel).set_running(True)
+        self.main.query_one(SweepPanel).set_running(True)
         self.run_sweep(request)
 
     @on(Button.Pressed, "#sweep-run")
@@ -222,7 +225,7 @@ class SpectopApp(App[None]):
     @on(Button.Pressed, "#sweep-cancel")
     def action_cancel_sweep(self) -> None:
         self.workers.cancel_group(self, "sweep")
-        self.query_one(SweepPanel).status("cancelling: the point in flight is dropped…", "yellow")
+        self.main.query_one(SweepPanel).status("cancelling: the point in flight is dropped…", "yellow")
 
     def action_probe(self) -> None:
         self.notify("probing the server…", title="probe", timeout=2)
@@ -233,10 +236,10 @@ class SpectopApp(App[None]):
         self.refresh_views()
 
     def action_toggle_panels(self) -> None:
-        self.screen.toggle_class("-no-panels")
+        self.main.toggle_class("-no-panels")
 
     def action_tab(self, tab: str) -> None:
-        self.query_one(TabbedContent).active = tab
+        self.main.query_one(TabbedContent).active = tab
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
@@ -251,5 +254,6 @@ class SpectopApp(App[None]):
         yield SystemCommand("Show or hide the live panels", "More room for the tables", self.action_toggle_panels)
 
     @property
-    def results_root(self) -> Path:
-        return self.settings.results_root
+    def main(self) -> Screen:
+        """The dashboard screen, also while a dialog or the help is on top of it."""
+        return self.screen_stack[0]

@@ -52,17 +52,17 @@ def push(app: SpectopApp) -> None:
     snap = state.latest
     warning = void_warning(app, state)
     info = app.sampler.meter.info if app.sampler else None
-    app.query_one(SourceBar).view = SourceView(app.settings.server_url, snap, info, app.meter_error, state.paused, warning)
+    app.main.query_one(SourceBar).view = SourceView(app.settings.server_url, snap, info, app.meter_error, state.paused, warning)
     power_now = state.power_w[-1] if state.power_w else None
-    app.query_one(PowerPanel).view = PowerView(info, power_now, state.idle_w(), tuple(state.power_w)[-120:], app.meter_error)
-    app.query_one(PowerPanel).set_class(bool(app.meter_error), "-failed")
+    app.main.query_one(PowerPanel).view = PowerView(info, power_now, state.idle_w(), tuple(state.power_w)[-120:], app.meter_error)
+    app.main.query_one(PowerPanel).set_class(bool(app.meter_error), "-failed")
     if snap is not None:
-        app.query_one(ThroughputPanel).view = ThroughputView(snap, tuple(state.tok_s)[-120:])
-        app.query_one(ThroughputPanel).set_class(not snap.ok, "-failed")
-        app.query_one(DraftingPanel).view = DraftingView(snap, warning)
-        app.query_one(DraftingPanel).set_class(bool(warning), "-failed")
-    app.query_one(EnergyPanel).view = state.energy_view()
-    app.query_one(RequestsTable).show(state.records.values(), state.attributed_mj, snap,
+        app.main.query_one(ThroughputPanel).view = ThroughputView(snap, tuple(state.tok_s)[-120:])
+        app.main.query_one(ThroughputPanel).set_class(not snap.ok, "-failed")
+        app.main.query_one(DraftingPanel).view = DraftingView(snap, warning)
+        app.main.query_one(DraftingPanel).set_class(bool(warning), "-failed")
+    app.main.query_one(EnergyPanel).view = state.energy_view()
+    app.main.query_one(RequestsTable).show(state.records.values(), state.attributed_mj, snap,
                                       snap.busy_slot_tokens if snap else ())
     recent = tuple(list(state.records.values())[-LATENCY_RECORDS:])
-    app.query_one(LatencyPanel).view = LatencyView(recent)
+    app.main.query_one(LatencyPanel).view = LatencyView(recent)

@@ -1,0 +1,50 @@
+"""Fakes for the dashboard: a collector that replays snapshots and a sampler that holds readings."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import pytest
+
+from collectors.meters import MeterInfo, MeterReading
+from collectors.servers.snapshot import ServerSnapshot
+
+
+class FakeCollector:
+    """Replays snapshots in order, re-stamped with the current time; the last one repeats."""
+
+    def __init__(self, snapshots: list[ServerSnapshot]) -> None:
+        self.snapshots = list(snapshots)
+        self.polls = 0
+
+    async def poll(self) -> ServerSnapshot:
+        snap = self.snapshots[min(self.polls, len(self.snapshots) - 1)]
+        self.polls += 1
+        return dataclasses.replace(snap, taken_at_s=time.monotonic())
+
+    async def busy_slots(self) -> int | None:
+        return 0
+
+
+class FakeMeter:
+    def __init__(self, info: MeterInfo) -> None:
+        self.info = info
+
+
+class FakeSampler:
+    """What the app reads from a Sampler: its meter's info and new readings."""
+
+    def __init__(self, info: MeterInfo, readings: list[MeterReading] | None = None) -> None:
+        self.meter = FakeMeter(info)
+        self._readings = readings or []
+        self.failed_ticks = 0
+        self.last_error: str | None = None
+
+    def readings(self, since_t_s: float | None = None) -> list[MeterReading]:
+        return [r for r in self._readings if since_t_s is None or r.t_s > since_t_s]
+
+
+@pytest.fixture
+def fake_collector():
+    return FakeCollector
