@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import httpx
 from textual import on, work
@@ -58,9 +58,12 @@ class SpectopApp(App[None]):
         Binding("q", "quit", "Quit"),
     ]
 
-    def __init__(self, settings: Settings, collector, sampler: Sampler | None) -> None:
+    def __init__(self, settings: Settings, collector, sampler: Sampler | None,
+                 on_sweep: Callable[[bool], None] | None = None) -> None:
         super().__init__()
         self.settings, self.collector, self.sampler = settings, collector, sampler
+        self.on_sweep = on_sweep  # told when a sweep starts and ends (the demo pauses its traffic)
+        self.title = settings.title
         self.state = LiveState(settings.energy_window_s)
         self.meter_error: str | None = None
         self._meter_t_s: float | None = None
@@ -178,6 +181,8 @@ class SpectopApp(App[None]):
         elif isinstance(event, SweepEnded):
             self.state.sweep_summary = event.summary if event.summary["rows"] else self.state.sweep_summary
             panel.ended(event.summary, str(event.run_dir), event.cancelled, event.error)
+            if self.on_sweep:
+                self.on_sweep(False)
             self.notify(event.summary["recommendation"], title="sweep finished" if not event.error else "sweep stopped",
                         severity="error" if event.error else "information")
         self.refresh_views()
@@ -193,6 +198,8 @@ class SpectopApp(App[None]):
             self.notify(str(event.worker.error), title=event.worker.group, severity="error")
             if event.worker.group == "sweep":
                 self.main.query_one(SweepPanel).set_running(False)
+                if self.on_sweep:
+                    self.on_sweep(False)
 
     def refresh_views(self) -> None:
         try:
@@ -216,6 +223,8 @@ class SpectopApp(App[None]):
             return
         self.action_tab("sweep")
         self.main.query_one(SweepPanel).set_running(True)
+        if self.on_sweep:
+            self.on_sweep(True)
         self.run_sweep(request)
 
     @on(Button.Pressed, "#sweep-run")
@@ -240,6 +249,11 @@ class SpectopApp(App[None]):
 
     def action_tab(self, tab: str) -> None:
         self.main.query_one(TabbedContent).active = tab
+
+    @on(TabbedContent.TabActivated)
+    def note_tab(self, event: TabbedContent.TabActivated) -> None:
+        # on short terminals the sweep tab takes the panels' room (app.tcss)
+        self.main.set_class(event.pane.id == "sweep", "-sweep-tab")
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from collectors.meters import METER_SPEC_HELP, Sampler, open_meter
@@ -41,14 +42,14 @@ def settings_from(args: argparse.Namespace, **overrides: object) -> Settings:
     return replace(base, **overrides) if overrides else base
 
 
-def run_dashboard(settings: Settings, meter_spec: str) -> int:
+def run_dashboard(settings: Settings, meter_spec: str, on_sweep: Callable[[bool], None] | None = None) -> int:
     from tui.app import SpectopApp  # Textual loads only for the dashboard
 
     meter = open_meter(meter_spec)
     sampler = Sampler(meter).start() if meter else None
     collector = AutoCollector(settings.server_url, api_key=settings.api_key)
     try:
-        SpectopApp(settings, collector, sampler).run()
+        SpectopApp(settings, collector, sampler, on_sweep=on_sweep).run()
     finally:
         if sampler:
             sampler.stop()

@@ -88,14 +88,18 @@ class LiveState:
         return statistics.median(samples) if len(samples) >= 10 else None
 
     def energy_view(self) -> EnergyView:
-        window = [s for s in self.snapshots if s.window_s and self.snapshots[-1].taken_at_s - s.taken_at_s
-                  < self.energy_window_s]
-        tokens = sum(s.window_tokens or 0 for s in window)
         batch = self.current_batch()
+        if not self.snapshots or not self.power:
+            return EnergyView(None, None, None, 0, batch, self.verdict(None, batch))
+        # polls and meter readings arrive on their own schedules: end where both have data
+        t_end = min(self.snapshots[-1].taken_at_s, self.power[-1].t_s)
+        window = [s for s in self.snapshots if s.window_s and s.taken_at_s <= t_end
+                  and t_end - s.taken_at_s < self.energy_window_s]
         if not window:
             return EnergyView(None, None, None, 0, batch, self.verdict(None, batch))
+        tokens = sum(s.window_tokens or 0 for s in window)
         t0, t1 = window[0].taken_at_s - (window[0].window_s or 0), window[-1].taken_at_s
-        energy = self.energy_between_j(t0, t1)
+        energy = self.energy_between_j(max(t0, self.power[0].t_s), t1)
         gross = ledger.mj_per_token(energy, tokens) if energy is not None else None
         idle = self.idle_w()
         net = (ledger.mj_per_token(ledger.net_energy_j(energy, idle, t1 - t0), tokens)

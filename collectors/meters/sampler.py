@@ -54,6 +54,7 @@ class Sampler:
         self.meter, self.period_s, self._clock = meter, 1.0 / rate_hz, clock
         self._samples: deque[MeterReading] = deque(maxlen=max(2, max_samples))
         self._lock = threading.Lock()
+        self._read_lock = threading.Lock()
         self._new_sample = threading.Condition(self._lock)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -96,10 +97,16 @@ class Sampler:
                 next_t = now + self.period_s - (now - next_t) % self.period_s
             self._stop.wait(next_t - now)
 
+    def mark(self) -> MeterReading | None:
+        """Read the meter now, outside the schedule: a window that starts or ends at a mark has an
+        exact boundary on a counter meter instead of one interpolated between ticks."""
+        return self.tick()
+
     def tick(self) -> MeterReading | None:
         """Take one reading now (the thread calls this; tests may too). None when the read failed."""
         try:
-            r = self.meter.read()
+            with self._read_lock:  # meters keep running totals; one reader at a time
+                r = self.meter.read()
         except Exception as exc:  # the thread must survive anything a meter does; report it instead
             with self._lock:
                 self.ticks += 1
@@ -172,7 +179,7 @@ class Sampler:
             samples = list(self._samples)
         info = self.meter.info
         effective_s = max(info.update_period_s, self.period_s)
-        short = (t1_s - t0_s) < SHORT_WINDOW_PERIODS * effective_s
+        short = (t1_s - t0_s) < SHORT_WINDOW_PERIODS * effective_s * (1 - 1e-9)  # a window of exactly 10 periods is not short
         ts = [s.t_s for s in samples]
         covered = bool(samples) and ts[0] <= t0_s and ts[-1] >= t1_s
         a, b = (max(t0_s, ts[0]), min(t1_s, ts[-1])) if samples else (t0_s, t0_s)

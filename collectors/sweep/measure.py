@@ -14,6 +14,7 @@ import numpy as np
 
 from collectors import latency
 from collectors.client import RequestSpec, stream_request
+from collectors.meters.base import MeterReading
 from collectors.model import RequestRecord
 from collectors.servers.llamacpp import LlamaCppCollector, RawPoll, window_busy_per_decode
 
@@ -29,6 +30,8 @@ class Window:
     before: RawPoll | None = None
     after: RawPoll | None = None
     cancelled: bool = False
+    energy_t0_s: float | None = None  # meter marks around the window, where the meter was read
+    energy_t1_s: float | None = None
 
 
 async def _sample_busy(collector: LlamaCppCollector | None, samples: list[int], period_s: float = 0.05) -> None:
@@ -53,11 +56,17 @@ async def measure(
     collector: LlamaCppCollector | None,
     should_stop: Callable[[], bool],
     tag: str,
+    mark: Callable[[], MeterReading | None] | None = None,
 ) -> Window:
-    """Send all specs at once; the window runs from the first send to the last completion."""
+    """Send all specs at once; the window runs from the first send to the last completion.
+
+    `mark` reads the meter just before the first send and just after the last completion, so
+    the energy window has exact ends on a counter meter.
+    """
     before = await collector.fetch() if collector else None
     busy: list[int] = []
     sampler = asyncio.create_task(_sample_busy(collector, busy))
+    mark0 = await asyncio.to_thread(mark) if mark else None
     t0 = time.monotonic()
     tasks = [asyncio.create_task(stream_request(client, url, s, tag=tag)) for s in specs]
     cancelled = False
@@ -82,8 +91,11 @@ async def measure(
     if errors and not records:
         raise errors[0]
     t1 = max((r.t_done_s for r in records), default=time.monotonic())
+    mark1 = await asyncio.to_thread(mark) if mark and not cancelled else None
     after = await collector.fetch() if collector and not cancelled else None
-    return Window(t0, t1, records, busy, before, after, cancelled)
+    return Window(t0, t1, records, busy, before, after, cancelled,
+                  energy_t0_s=min(mark0.t_s, t0) if mark0 else None,
+                  energy_t1_s=max(mark1.t_s, t1) if mark1 else None)
 
 
 def _pct(values: list[float], q: float) -> float | None:

@@ -61,7 +61,7 @@ class SweepPlan:
 def quick(plan: SweepPlan | None = None) -> SweepPlan:
     """A sweep a person waits for at the keyboard: about a minute on the demo."""
     base = plan or SweepPlan()
-    return replace(base, batches=(1, 2, 4, 8), max_tokens=64, passes=1, warmup_tokens=8, idle_s=2.0)
+    return replace(base, batches=(1, 2, 4, 8), max_tokens=96, passes=1, warmup_tokens=8, idle_s=2.0)
 
 
 def parse_batches(text: str) -> tuple[int, ...]:

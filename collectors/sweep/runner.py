@@ -121,7 +121,8 @@ class _Sweep:
                 return measure.Window(0.0, 0.0, [])
             collector = LlamaCppCollector(url, client=client) if backend == "llama.cpp" else None
             return await measure.measure(client, url, self.specs(key.batch, backend, self.plan.max_tokens),
-                                         collector, self.should_stop, tag=f"sweep:{key.arm}:{key.batch}")
+                                         collector, self.should_stop, tag=f"sweep:{key.arm}:{key.batch}",
+                                         mark=self.sampler.mark if self.sampler else None)
 
     def point_row(self, index: int, key: PointKey, window: measure.Window) -> dict[str, Any]:
         figures = measure.window_figures(window)
@@ -129,8 +130,11 @@ class _Sweep:
                                "arm": key.arm, "phase": key.phase,
                                "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         row.update(figures)
-        energy = self.sampler.energy_between(window.t0_s, window.t1_s, wait_s=2.0) if self.sampler else None
+        # energy over the marked window (exact ends on a counter); tok/s over first send to last token
+        e0, e1 = window.energy_t0_s or window.t0_s, window.energy_t1_s or window.t1_s
+        energy = self.sampler.energy_between(e0, e1, wait_s=2.0) if self.sampler else None
         tokens, seconds = row["committed_tokens"], row["window_s"]
+        row["energy_window_s"] = e1 - e0
         row.update(
             energy_j=energy.energy_j if energy else None,
             energy_covered=energy.covered if energy else False,
@@ -139,9 +143,10 @@ class _Sweep:
             idle_w=self.idle_w,
         )
         e = row["energy_j"]
-        row["net_energy_j"] = e - self.idle_w * seconds if e is not None and self.idle_w is not None else None
+        row["net_energy_j"] = (e - self.idle_w * row["energy_window_s"]
+                               if e is not None and self.idle_w is not None else None)
         row["tok_s"] = tokens / seconds if seconds > 0 else None
-        row["power_w"] = e / seconds if e is not None and seconds > 0 else None
+        row["power_w"] = e / row["energy_window_s"] if e is not None and row["energy_window_s"] > 0 else None
         row["mj_per_token"] = 1000 * e / tokens if e is not None and tokens else None
         row["net_mj_per_token"] = 1000 * row["net_energy_j"] / tokens if row["net_energy_j"] is not None and tokens else None
         row.update(server=self.identity.get(key.arm), meter=self.meter, machine=machine(),

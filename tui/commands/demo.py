@@ -1,8 +1,9 @@
 """`spectop demo`: the simulator, with traffic moving through low and high concurrency.
 
+Without options it opens the dashboard on the draft arm, with traffic walking 1 -> 16 concurrent
+requests and back, and the sweep's arms prefilled (traffic pauses while a sweep runs).
 `--serve-only` prints the plain, draft and meter URLs (one per line: name, space, URL) and serves
-until Ctrl-C. Without it, background traffic walks 1 -> 16 concurrent requests and back on both
-arms in turn, and a live line per second shows the active arm's batch, tok/s, chip W and mJ/token.
+until Ctrl-C. `--no-ui` prints a live line per second instead of opening the dashboard.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ def register(subparsers: Any) -> None:
         help="run spectop on a simulated llama-server pair and GPU meter (needs nothing installed)",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
     )
+    parser.add_argument("--no-ui", action="store_true",
+                        help="print a live line per second instead of opening the dashboard")
     parser.add_argument("--serve-only", action="store_true",
                         help="print the plain, draft and meter URLs and serve until Ctrl-C (no traffic)")
     parser.add_argument("--port", type=int, default=0, metavar="P",
@@ -37,7 +40,7 @@ def register(subparsers: Any) -> None:
                         help=f"calibration profile: {', '.join(PROFILES)}, or classes:code|prose|edit "
                              "(default note25)")
     parser.add_argument("--phase", type=float, default=16.0, metavar="S",
-                        help="seconds per concurrency level, shared by the two arms (default 16)")
+                        help="seconds per concurrency level (default 16)")
     parser.add_argument("--tokens", type=int, default=128, metavar="N",
                         help="tokens per demo request (default 128)")
     parser.add_argument("--duration", type=float, default=0.0, metavar="S",
@@ -86,7 +89,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.serve_only:
             return _serve_only(sim, args)
-        return _live(sim, args)
+        if args.no_ui:
+            return _live(sim, args)
+        return _dashboard(sim, args)
     except KeyboardInterrupt:
         print("spectop demo: stopped", file=sys.stderr, flush=True)
         return 0
@@ -152,3 +157,29 @@ def _live(sim: Simulator, args: argparse.Namespace) -> int:
         _wait(args.duration, line.tick)
     print("spectop demo: stopped", file=sys.stderr, flush=True)
     return 0
+
+
+def _dashboard(sim: Simulator, args: argparse.Namespace) -> int:
+    """The dashboard on the draft arm; its own traffic stops while a sweep measures."""
+    from tui.config import Settings
+    from tui.dashboard import run_dashboard
+
+    def traffic() -> TrafficGenerator:
+        pattern = default_pattern(phase_s=args.phase, arms=("draft",))
+        return TrafficGenerator({"draft": sim.draft_url}, pattern, n_tokens=args.tokens).start()
+
+    running = [traffic()]
+
+    def on_sweep(sweeping: bool) -> None:
+        if sweeping:
+            # stop off the UI thread: in-flight demo requests are abandoned, threads join quickly
+            threading.Thread(target=running[0].stop, daemon=True).start()
+        else:
+            running[0] = traffic()
+
+    settings = Settings(server_url=sim.draft_url, plain_url=sim.plain_url, draft_url=sim.draft_url,
+                        title="spectop demo", demo=True)
+    try:
+        return run_dashboard(settings, f"dcgm={sim.meter_url}/metrics?period=0.1", on_sweep=on_sweep)
+    finally:
+        running[0].stop()

@@ -49,12 +49,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                       help="command that starts the drafting server; without a plain arm, the plain command "
                       "is this one minus its speculative flags")
     parser.add_argument("--batches", default="1,2,4,8,16", help="concurrent requests per point (default 1,2,4,8,16)")
-    parser.add_argument("--tokens", type=int, default=None, help="tokens per answer (default 256; quick 64)")
+    parser.add_argument("--tokens", type=int, default=None, help="tokens per answer (default 256; quick 96)")
     parser.add_argument("--passes", type=int, default=None, help="passes, the second in reverse order (default 2)")
     parser.add_argument("--prompts", default=DEFAULT_SET,
                         help=f"built-in set ({', '.join(sorted(BUILT_IN))}) or a file of prompts "
                         f"(blank-line separated, or .jsonl with a \"prompt\" key); default {DEFAULT_SET}")
-    parser.add_argument("--quick", action="store_true", help="batches 1,2,4,8, 64 tokens, one pass")
+    parser.add_argument("--quick", action="store_true", help="batches 1,2,4,8, 96 tokens, one pass")
     parser.add_argument("--idle", type=float, default=None, metavar="S", help="idle baseline seconds (default 5)")
     parser.add_argument("--fresh-server", action="store_true", help="restart launched servers before every point")
     parser.add_argument("--route", choices=("completion", "chat"), default=None)

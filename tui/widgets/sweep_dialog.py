@@ -49,28 +49,31 @@ class SweepDialog(ModalScreen[SweepRequest | None]):
         with Vertical(id="sweep-dialog"):
             yield Static("Paired sweep: plain against draft at each batch", id="dialog-title")
             with Horizontal(id="dialog-presets"):
-                yield Button("Quick (about a minute)", id="preset-quick", variant="primary")
-                yield Button("Full protocol", id="preset-full")
+                yield Button("Quick (about a minute)", id="preset-quick", variant="primary", compact=True)
+                yield Button("Full protocol", id="preset-full", compact=True)
             with Grid(id="dialog-grid"):
                 yield Label("batches")
-                yield Input(",".join(map(str, plan.batches)), id="batches")
+                yield Input(",".join(map(str, plan.batches)), id="batches", compact=True)
                 yield Label("tokens per answer")
-                yield Input(str(plan.max_tokens), id="tokens", type="integer")
+                yield Input(str(plan.max_tokens), id="tokens", type="integer", compact=True)
                 yield Label("passes")
-                yield Input(str(plan.passes), id="passes", type="integer")
+                yield Input(str(plan.passes), id="passes", type="integer", compact=True)
                 yield Label("prompts")
                 yield Select([(name, name) for name in sorted(BUILT_IN)], value=plan.prompts.name
-                             if plan.prompts.name in BUILT_IN else "power", id="prompts", allow_blank=False)
+                             if plan.prompts.name in BUILT_IN else "power", id="prompts", allow_blank=False,
+                             compact=True)
                 yield Label("plain arm (URL or command)")
-                yield Input(self.plain, id="plain", placeholder="http://127.0.0.1:8080, or blank to derive from the draft command")
+                yield Input(self.plain, id="plain", compact=True,
+                            placeholder="http://…, a command, or blank to derive from the draft command")
                 yield Label("draft arm (URL or command)")
-                yield Input(self.draft, id="draft", placeholder="http://… or llama-server -m … -md … --spec-type draft-simple")
+                yield Input(self.draft, id="draft", compact=True,
+                            placeholder="http://… or llama-server -m … -md … --spec-type draft-simple")
                 yield Label("fresh server per point")
-                yield Checkbox(value=plan.fresh_server, id="fresh")
+                yield Checkbox(value=plan.fresh_server, id="fresh", compact=True)
             yield Static("", id="dialog-error")
             with Horizontal(id="dialog-buttons"):
-                yield Button("Run", id="dialog-run", variant="success")
-                yield Button("Cancel", id="dialog-cancel")
+                yield Button("Run", id="dialog-run", variant="success", compact=True)
+                yield Button("Cancel", id="dialog-cancel", compact=True)
 
     def _fill(self, plan: SweepPlan) -> None:
         self.query_one("#batches", Input).value = ",".join(map(str, plan.batches))
@@ -90,6 +93,7 @@ class SweepDialog(ModalScreen[SweepRequest | None]):
         self.dismiss(None)
 
     @on(Button.Pressed, "#dialog-run")
+    @on(Input.Submitted)
     def run_sweep(self) -> None:
         try:
             self.dismiss(self.request())

@@ -46,7 +46,7 @@ def test_serve_only_prints_three_urls_that_answer_and_stops_on_sigint() -> None:
 
 
 def test_live_demo_prints_a_line_a_second_and_stops_on_sigint() -> None:
-    proc = _spectop("--speedup", "10", "--phase", "2", "--tokens", "32")
+    proc = _spectop("--no-ui", "--speedup", "10", "--phase", "2", "--tokens", "32")
     try:
         assert proc.stdout is not None
         header = [proc.stdout.readline() for _ in range(3)]

@@ -19,7 +19,7 @@ def test_schedule_pairs_plain_around_draft_and_reverses_the_second_pass():
 
 def test_quick_preset_is_short():
     plan = quick()
-    assert plan.batches == (1, 2, 4, 8) and plan.passes == 1 and plan.max_tokens == 64
+    assert plan.batches == (1, 2, 4, 8) and plan.passes == 1 and plan.max_tokens == 96
     assert len(plan.schedule()) == 12
 
 
