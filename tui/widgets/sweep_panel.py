@@ -25,8 +25,8 @@ class SweepPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="sweep-bar"):
-            yield Button("Run sweep…", id="sweep-run", variant="primary")
-            yield Button("Cancel", id="sweep-cancel", variant="error", disabled=True)
+            yield Button("Run sweep…", id="sweep-run", variant="primary", compact=True)
+            yield Button("Cancel", id="sweep-cancel", variant="error", disabled=True, compact=True)
             yield Static(Text("no sweep yet: press s", style="dim"), id="sweep-status")
         with Horizontal(id="sweep-body"):
             yield DataTable(id="sweep-points", cursor_type="row", zebra_stripes=True)

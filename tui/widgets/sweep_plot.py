@@ -30,6 +30,6 @@ class SweepPlot(PlotextPlot):
             cross = summary.get("crossover")
             if cross:
                 plt.vertical_line(math.log2(cross["batch"]), color="green")
-                plt.text(f"crossover ≈ {cross['batch']:g}", math.log2(cross["batch"]),
-                         max(t["plain"]["mj_per_token"] or 0 for t in rows), color="green")
+                lowest = min(v for t in rows for v in (t["plain"]["mj_per_token"], t["draft"]["mj_per_token"]) if v)
+                plt.text(f"crossover ≈ {cross['batch']:g}", math.log2(cross["batch"]), lowest, color="green")
         self.refresh()
