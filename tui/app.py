@@ -181,6 +181,7 @@ class SpectopApp(App[None]):
         elif isinstance(event, SweepEnded):
             self.state.sweep_summary = event.summary if event.summary["rows"] else self.state.sweep_summary
             panel.ended(event.summary, str(event.run_dir), event.cancelled, event.error)
+            self.state.sweep_ended(time.monotonic())
             if self.on_sweep:
                 self.on_sweep(False)
             self.notify(event.summary["recommendation"], title="sweep finished" if not event.error else "sweep stopped",
@@ -198,6 +199,7 @@ class SpectopApp(App[None]):
             self.notify(str(event.worker.error), title=event.worker.group, severity="error")
             if event.worker.group == "sweep":
                 self.main.query_one(SweepPanel).set_running(False)
+                self.state.sweep_ended(time.monotonic())
                 if self.on_sweep:
                     self.on_sweep(False)
 
@@ -223,6 +225,7 @@ class SpectopApp(App[None]):
             return
         self.action_tab("sweep")
         self.main.query_one(SweepPanel).set_running(True)
+        self.state.sweep_started()
         if self.on_sweep:
             self.on_sweep(True)
         self.run_sweep(request)

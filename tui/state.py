@@ -51,6 +51,8 @@ class LiveState:
         self.attributed_mj: dict[str, float] = {}
         self.sweep_summary: dict[str, Any] | None = None
         self.sweep_idle_w: float | None = None
+        self.sweep_running = False
+        self.live_since_s = float("-inf")  # live energy ignores what happened during a sweep
         self.paused = False
 
     @property
@@ -87,14 +89,25 @@ class LiveState:
         samples = [p.power_w for p in self.power if any(a <= p.t_s <= b for a, b in idle_spans)]
         return statistics.median(samples) if len(samples) >= 10 else None
 
+    def sweep_started(self) -> None:
+        self.sweep_running = True
+
+    def sweep_ended(self, t_s: float) -> None:
+        self.sweep_running = False
+        self.live_since_s = t_s
+
     def energy_view(self) -> EnergyView:
         batch = self.current_batch()
+        if self.sweep_running:
+            # the meter sees both arms of the sweep; the watched server's tokens are not all of them
+            return EnergyView(None, None, None, 0, batch, "sweep running: live energy resumes after it")
         if not self.snapshots or not self.power:
             return EnergyView(None, None, None, 0, batch, self.verdict(None, batch))
         # polls and meter readings arrive on their own schedules: end where both have data
         t_end = min(self.snapshots[-1].taken_at_s, self.power[-1].t_s)
         window = [s for s in self.snapshots if s.window_s and s.taken_at_s <= t_end
-                  and t_end - s.taken_at_s < self.energy_window_s]
+                  and t_end - s.taken_at_s < self.energy_window_s
+                  and s.taken_at_s - s.window_s >= self.live_since_s]
         if not window:
             return EnergyView(None, None, None, 0, batch, self.verdict(None, batch))
         tokens = sum(s.window_tokens or 0 for s in window)
@@ -107,7 +120,8 @@ class LiveState:
         return EnergyView(t1 - t0, gross, net, tokens, batch, self.verdict(gross, batch))
 
     def current_batch(self) -> float | None:
-        recent = [s.busy_slots_per_decode for s in list(self.snapshots)[-10:] if s.busy_slots_per_decode]
+        recent = [s.busy_slots_per_decode for s in list(self.snapshots)[-10:]
+                  if s.busy_slots_per_decode and s.taken_at_s - (s.window_s or 0) >= self.live_since_s]
         if recent:
             return statistics.fmean(recent)
         snap = self.latest

@@ -6,6 +6,9 @@ meter series and note 25's table, posted as messages, so the screens are determi
 
 from __future__ import annotations
 
+import dataclasses
+import time
+
 import pytest
 
 from tests.tui import synthetic
@@ -38,6 +41,13 @@ async def feed_sweep(pilot) -> None:
     app = pilot.app
     for event in synthetic.sweep_events():
         app.post_message(messages.SweepProgressed(event))
+    await pilot.pause()
+    # live traffic after the sweep (the live window restarts when a sweep ends)
+    shift = time.monotonic() + 10 - 99.0
+    app.post_message(messages.MeterRead([dataclasses.replace(r, t_s=r.t_s + shift, energy_j=r.energy_j + 1000)
+                                         for r in synthetic.readings()]))
+    for snap in synthetic.snapshots():
+        app.post_message(messages.ServerPolled(dataclasses.replace(snap, taken_at_s=snap.taken_at_s + shift)))
     await pilot.pause()
     await pilot.press("3")
     await pilot.pause(0.2)

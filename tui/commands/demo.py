@@ -13,6 +13,7 @@ import signal
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from collectors.simulator import PROFILES, Simulator
@@ -28,6 +29,8 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--no-ui", action="store_true",
                         help="print a live line per second instead of opening the dashboard")
+    parser.add_argument("--screenshots", type=Path, default=None, metavar="DIR",
+                        help="save main.svg and sweep.svg of the demo into DIR, then exit")
     parser.add_argument("--serve-only", action="store_true",
                         help="print the plain, draft and meter URLs and serve until Ctrl-C (no traffic)")
     parser.add_argument("--port", type=int, default=0, metavar="P",
@@ -84,6 +87,12 @@ def _signals_as_interrupt() -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.screenshots is not None:
+        from tui.screenshots import capture
+
+        for path in capture(args.screenshots, seed=args.seed):
+            print(path)
+        return 0
     _signals_as_interrupt()
     sim = _start(args)
     try:

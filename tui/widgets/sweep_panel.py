@@ -16,8 +16,8 @@ from tui.widgets.sweep_plot import SweepPlot
 
 STATE_STYLE = {"pending": "dim", "starting server": "yellow", "warm-up": "yellow", "running": "bold yellow",
                "done": "green", "flagged": "bold red", "cancelled": "dim"}
-POINT_COLUMNS = (("#", "n"), ("B", "batch"), ("arm", "arm"), ("state", "state"), ("tok/s", "tok_s"),
-                 ("W", "power"), ("mJ/tok", "mj"), ("accept", "acc"), ("flags", "flags"))
+POINT_COLUMNS = (("B", "batch", 2), ("arm", "arm", 12), ("state", "state", 8), ("tok/s", "tok_s", 6),
+                 ("W", "power", 5), ("mJ/tk", "mj", 5), ("acc", "acc", 4), ("flags", "flags", 24))
 
 
 class SweepPanel(Vertical):
@@ -37,8 +37,8 @@ class SweepPanel(Vertical):
 
     def on_mount(self) -> None:
         points = self.query_one("#sweep-points", DataTable)
-        for label, key in POINT_COLUMNS:
-            points.add_column(label, key=key)
+        for label, key, width in POINT_COLUMNS:
+            points.add_column(label, key=key, width=width)
         table = self.query_one("#sweep-table", DataTable)
         for name, _, _ in MAIN_COLUMNS:
             table.add_column(name.replace(" mJ/token", " mJ").replace("acceptance", "accept"), key=name)
@@ -55,7 +55,7 @@ class SweepPanel(Vertical):
         points = self.query_one("#sweep-points", DataTable)
         points.clear()
         for i, key in enumerate(schedule):
-            points.add_row(str(i + 1), str(key.batch), key.arm + (f" {key.phase}" if key.phase else ""),
+            points.add_row(str(key.batch), key.arm + (f" {key.phase}" if key.phase else ""),
                            Text("pending", style=STATE_STYLE["pending"]), "", "", "", "", "", key=str(i))
         self.query_one("#sweep-table", DataTable).clear()
         self.query_one("#sweep-verdict", Static).update("")

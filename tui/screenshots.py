@@ -1,0 +1,65 @@
+"""Regenerate screenshots/ from the demo: the live main screen, then a finished quick sweep.
+
+Run by `spectop demo --screenshots DIR`: the app runs headless on the simulator with its traffic,
+exactly as `spectop demo` shows it, and saves SVGs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+
+from collectors.meters import Sampler, open_meter
+from collectors.servers.auto import AutoCollector
+from collectors.simulator import Simulator
+from collectors.simulator.traffic import TrafficGenerator, default_pattern
+from tui.app import SpectopApp
+from tui.config import Settings
+
+SIZE = (140, 42)
+
+
+async def _capture(sim: Simulator, out_dir: Path, warm_up_s: float) -> list[Path]:
+    meter = open_meter(f"dcgm={sim.meter_url}/metrics?period=0.1")
+    sampler = Sampler(meter).start()
+    pattern = default_pattern(phase_s=warm_up_s / 2, levels=(1, 2), arms=("draft",))
+    traffic = TrafficGenerator({"draft": sim.draft_url}, pattern, n_tokens=96).start()
+    running = [traffic]
+
+    def on_sweep(sweeping: bool) -> None:
+        if sweeping:
+            threading.Thread(target=running[0].stop, daemon=True).start()
+
+    settings = Settings(server_url=sim.draft_url, plain_url=sim.plain_url, draft_url=sim.draft_url,
+                        results_root=Path("results"), title="spectop demo", demo=True)
+    app = SpectopApp(settings, AutoCollector(sim.draft_url), sampler, on_sweep=on_sweep)
+    saved = []
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause(warm_up_s)
+            await pilot.press("r")
+            await pilot.pause(4.0)
+            app.clear_notifications()
+            await pilot.pause(0.2)
+            saved.append(Path(app.save_screenshot("main.svg", str(out_dir))))
+            await pilot.press("s")
+            await pilot.click("#dialog-run")
+            while app.main.query_one("#sweep-run").disabled or not app.state.sweep_summary:
+                await pilot.pause(0.5)
+            await pilot.pause(1.0)
+            app.clear_notifications()
+            await pilot.pause(0.2)
+            saved.append(Path(app.save_screenshot("sweep.svg", str(out_dir))))
+    finally:
+        running[0].stop()
+        sampler.stop()
+        meter.close()
+    return saved
+
+
+def capture(out_dir: Path, speedup: float = 1.0, warm_up_s: float = 12.0, seed: int = 0) -> list[Path]:
+    """Save main.svg and sweep.svg into `out_dir`; returns their paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with Simulator(seed=seed, speedup=speedup) as sim:
+        return asyncio.run(_capture(sim, out_dir, warm_up_s))
