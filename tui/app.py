@@ -166,6 +166,8 @@ class SpectopApp(App[None]):
                     f"{views.fmt_pct(r.acceptance)}", title="probe")
 
     def on_sweep_progressed(self, message: messages.SweepProgressed) -> None:
+        if not self.screen_stack:
+            return
         panel, event = self.main.query_one(SweepPanel), message.event
         if isinstance(event, SweepStarted):
             self._sweep_total = len(event.schedule)
@@ -204,6 +206,8 @@ class SpectopApp(App[None]):
                     self.on_sweep(False)
 
     def refresh_views(self) -> None:
+        if not self.screen_stack:
+            return  # torn down: a late message has nowhere to go
         try:
             with self.batch_update():
                 views.push(self)
