@@ -6,6 +6,7 @@ from dataclasses import asdict
 from typing import Any
 
 from collectors.latency import Tail
+from collectors.meters.sampler import Sampler
 from collectors.model import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
 
@@ -76,4 +77,21 @@ def request_dict(record: RequestRecord) -> dict[str, Any]:
         "finish_reason": record.finish_reason,
         "text_sha256": record.text_sha256,
         "text_chars": record.text_chars,
+    }
+
+
+def energy_dict(sampler: Sampler | None, t0_s: float, t1_s: float, tokens: int | None) -> dict[str, Any] | None:
+    """Energy over [t0, t1] from a running sampler, with the meter's identity; None without a meter."""
+    if sampler is None:
+        return None
+    window = sampler.energy_between(t0_s, t1_s, wait_s=1.0)
+    seconds = t1_s - t0_s
+    return {
+        "meter": asdict(sampler.meter.info),
+        "window_s": _round(seconds, 3),
+        "energy_j": _round(window.energy_j, 4),
+        "power_w": _round(window.energy_j / seconds, 3) if seconds > 0 else None,
+        "mj_per_token": _round(1000 * window.energy_j / tokens, 3) if tokens else None,
+        "covered": window.covered,
+        "short_window": window.short_window,
     }

@@ -14,7 +14,18 @@ from collectors.client import DEFAULT_PROMPT, RequestSpec, stream_request
 from collectors.errors import SpectopError
 from collectors.model import RequestRecord
 from collectors.servers import check_url, detect, open_collector
-from tui.commands._common import add_server_options, api_key, console, fmt, http_client, pct, print_json
+from tui.commands._common import (
+    add_meter_option,
+    add_server_options,
+    api_key,
+    console,
+    energy_rows,
+    fmt,
+    http_client,
+    pct,
+    print_json,
+    sampling,
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -22,6 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                    description="Send one streamed request at temperature 0 and print "
                                    "tokens, drafting, speed and latency tails as the stream showed them.")
     add_server_options(parser)
+    add_meter_option(parser)
     parser.add_argument("--tokens", type=int, default=128, metavar="N", help="tokens to generate (default 128)")
     parser.add_argument("--prompt", default=DEFAULT_PROMPT, metavar="TEXT", help="prompt text")
     parser.add_argument("--route", choices=("completion", "chat"), default=None,
@@ -46,11 +58,21 @@ async def send(args: argparse.Namespace) -> RequestRecord:
 
 
 def run(args: argparse.Namespace) -> int:
-    record = asyncio.run(send(args))
+    with sampling(args.meter) as sampler:
+        record = asyncio.run(send(args))
+        energy = export.energy_dict(sampler, record.t_send_s, record.t_done_s, record.committed_tokens)
+    if energy is not None:
+        # the meter sees the whole device: other requests running meanwhile share this energy
+        energy["shared_with_other_requests"] = bool(record.concurrency_max and record.concurrency_max > 1)
     if args.json:
-        print_json(export.request_dict(record))
+        print_json({**export.request_dict(record), "energy": energy})
     else:
-        console().print(render(record))
+        table = render(record)
+        for name, value in energy_rows(energy):
+            table.add_row(name, value)
+        if energy and energy["shared_with_other_requests"]:
+            table.add_row("note", "other requests ran meanwhile: the energy is the whole device's")
+        console().print(table)
     return 0 if record.ok else 1
 
 

@@ -11,13 +11,25 @@ from rich.table import Table
 from collectors import export
 from collectors.errors import ServerUnreachable
 from collectors.servers import ServerSnapshot, SglangSnapshot, check_url, detect, open_collector
-from tui.commands._common import add_server_options, api_key, console, fmt, http_client, pct, print_json
+from tui.commands._common import (
+    add_meter_option,
+    add_server_options,
+    api_key,
+    console,
+    energy_rows,
+    fmt,
+    http_client,
+    pct,
+    print_json,
+    sampling,
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("snapshot", help="poll a server once and print what spectop sees",
                                    description="Poll a server and print its identity, load and drafting figures.")
     add_server_options(parser)
+    add_meter_option(parser)
     parser.add_argument("--window", type=float, default=1.0, metavar="S",
                         help="seconds between two polls, for live rates (0: one poll, no rates; default 1)")
     parser.set_defaults(run=run)
@@ -40,11 +52,17 @@ async def take(url: str, key: str | None, window_s: float) -> ServerSnapshot:
 
 
 def run(args: argparse.Namespace) -> int:
-    snap = asyncio.run(take(args.server, api_key(args), args.window))
+    with sampling(args.meter) as sampler:
+        snap = asyncio.run(take(args.server, api_key(args), args.window))
+        energy = (export.energy_dict(sampler, snap.taken_at_s - snap.window_s, snap.taken_at_s, snap.window_tokens)
+                  if snap.window_s else None)
     if args.json:
-        print_json(export.snapshot_dict(snap))
+        print_json({**export.snapshot_dict(snap), "energy": energy})
     else:
-        console().print(render(snap))
+        table = render(snap)
+        for name, value in energy_rows(energy) if energy or args.meter == "none" else []:
+            table.add_row(name, value)
+        console().print(table)
     return 0
 
 

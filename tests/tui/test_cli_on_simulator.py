@@ -1,0 +1,74 @@
+"""snapshot, probe and report as a user runs them, against the simulator's arms and DCGM meter."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from collectors.simulator import Simulator
+from collectors.sweep.store import RunStore
+from tests.collectors.sweep.test_summary import note25_rows
+from tui.cli import main
+
+
+@pytest.fixture(scope="module")
+def sim():
+    with Simulator(seed=9, speedup=2.0) as simulator:
+        yield simulator
+
+
+def meter(sim) -> str:
+    return f"dcgm={sim.meter_url}/metrics?period=0.1"
+
+
+@pytest.mark.parametrize(("arm", "tok_s", "power_w"), [("plain", 61.9, 22.9), ("draft", 78.3, 29.8)])
+def test_probe_reads_the_calibrated_single_request_figures(sim, capsys, arm, tok_s, power_w):
+    url = sim.plain_url if arm == "plain" else sim.draft_url
+    assert main(["probe", "--server", url, "--tokens", "256", "--meter", meter(sim), "--json"]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert body["decode_tok_s"] / 2.0 == pytest.approx(tok_s, rel=0.05)
+    assert body["energy"]["power_w"] / 2.0 == pytest.approx(power_w, rel=0.06)
+    assert body["energy"]["mj_per_token"] == pytest.approx(1000 * power_w / tok_s, rel=0.06)
+    assert body["energy"]["meter"]["name"] == "dcgm" and not body["energy"]["shared_with_other_requests"]
+    if arm == "draft":
+        assert 0.6 < body["acceptance"] < 0.8 and body["mean_advance"] > 2
+    else:
+        assert body["draft_n"] is None
+
+
+def test_snapshot_shows_drafting_and_energy(sim, capsys):
+    assert main(["probe", "--server", sim.draft_url, "--tokens", "32", "--meter", "none"]) == 0
+    capsys.readouterr()
+    assert main(["snapshot", "--server", sim.draft_url, "--meter", meter(sim), "--window", "0.5", "--json"]) == 0
+    snap = json.loads(capsys.readouterr().out)
+    assert snap["drafting"] is True and snap["slots_total"] == 16
+    assert 0.6 < snap["acceptance"] < 0.8
+    assert snap["energy"]["meter"]["boundary"].startswith("GPU board")
+    assert snap["energy"]["power_w"] / 2.0 == pytest.approx(3.0, rel=0.1)  # idle
+    assert main(["snapshot", "--server", sim.plain_url, "--meter", meter(sim), "--window", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "no: this server drafts nothing" in out
+
+
+@pytest.mark.parametrize("fmt", ["table", "csv", "markdown", "json"])
+def test_report_rerenders_a_saved_run(tmp_path, capsys, fmt):
+    store = RunStore(tmp_path)
+    store.write_meta({"planned_points": 15, "idle_w": 3.0})
+    for row in note25_rows():
+        store.append_point(row)
+    with open(store.points_path, "a") as fh:
+        fh.write('{"batch": 32, "arm": "pla')  # a point cut off by a crash is skipped
+    assert main(["report", str(tmp_path), "--format", fmt]) == 0
+    out = capsys.readouterr().out
+    if fmt == "json":
+        assert json.loads(out)["recommendation"] == "draft at ≤ 2 concurrent requests, turn it off from 4"
+    elif fmt == "csv":
+        assert out.splitlines()[0].startswith("batch,plain_tok_s") and len(out.splitlines()) == 6
+    else:
+        assert "turn it off from 4" in out and "0.71x" in out
+
+
+def test_report_on_a_folder_that_is_not_a_run(tmp_path, capsys):
+    assert main(["report", str(tmp_path)]) == 2
+    assert "has no points.jsonl" in capsys.readouterr().err
