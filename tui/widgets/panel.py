@@ -47,7 +47,7 @@ class Panel(Vertical):
             return
         self.query_one(".body", Static).update(Group(*self.lines(view)))
         if self.SPARKLINE:
-            self.query_one(Sparkline).data = list(self.series(view)) or [0.0]
+            self.query_one(Sparkline).data = list(self.series(view))
 
     def lines(self, view: Any) -> list[RenderableType]:
         raise NotImplementedError
