@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 
 from collectors import promtext
+from collectors.servers.base import PolledCollector
 from collectors.servers.snapshot import ServerSnapshot
 
 BACKEND = "llama.cpp"
@@ -188,17 +189,11 @@ def _http_problem(resp: httpx.Response, what: str) -> str:
     return f"HTTP {resp.status_code}"
 
 
-class LlamaCppCollector:
+class LlamaCppCollector(PolledCollector):
     """Polls one llama-server; keeps the previous poll so each snapshot has a window."""
 
     backend = BACKEND
 
-    def __init__(self, url: str, client: httpx.AsyncClient | None = None, api_key: str | None = None,
-                 timeout_s: float = 3.0) -> None:
-        self.url = url.rstrip("/")
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
-        self._client = client or httpx.AsyncClient(timeout=timeout_s, headers=headers)
-        self._prev: RawPoll | None = None
 
     async def fetch(self) -> RawPoll:
         """One raw poll of all four endpoints, concurrently. Never raises for HTTP trouble."""
@@ -230,12 +225,8 @@ class LlamaCppCollector:
             raw.metrics_status = _http_problem(metrics, "metrics")
         return raw
 
-    async def poll(self) -> ServerSnapshot:
-        raw = await self.fetch()
-        snapshot = derive(self._prev, raw, self.url)
-        if raw.status == "ok":
-            self._prev = raw
-        return snapshot
+    def derive(self, prev: RawPoll | None, raw: RawPoll) -> ServerSnapshot:
+        return derive(prev, raw, self.url)
 
     async def busy_slots(self) -> int | None:
         """Busy slots right now, for sampling a request's concurrency; None when /slots is off."""
@@ -246,6 +237,3 @@ class LlamaCppCollector:
         if resp.status_code != 200:
             return None
         return sum(bool(s.get("is_processing")) for s in resp.json())
-
-    async def aclose(self) -> None:
-        await self._client.aclose()

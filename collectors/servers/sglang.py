@@ -22,6 +22,7 @@ import httpx
 
 from collectors import promtext
 from collectors.servers import series, sglang_json
+from collectors.servers.base import PolledCollector
 from collectors.servers.snapshot import ServerSnapshot
 
 BACKEND = "sglang"
@@ -185,17 +186,14 @@ def _http_problem(resp: httpx.Response, what: str) -> str:
     return f"HTTP {resp.status_code}"
 
 
-class SglangCollector:
+class SglangCollector(PolledCollector):
     """Polls one SGLang server; keeps the previous poll so each snapshot has a window."""
 
     backend = BACKEND
 
     def __init__(self, url: str, client: httpx.AsyncClient | None = None, api_key: str | None = None,
                  timeout_s: float = 3.0) -> None:
-        self.url = url.rstrip("/")
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
-        self._client = client or httpx.AsyncClient(timeout=timeout_s, headers=headers)
-        self._prev: RawPoll | None = None
+        super().__init__(url, client, api_key, timeout_s)
         self._info: dict[str, Any] | None = None  # /server_info, read once per server start
 
     async def _server_info(self) -> dict[str, Any] | None:
@@ -234,14 +232,11 @@ class SglangCollector:
                 raw.metrics_status = f"unreadable: {exc}"
         return raw
 
-    async def poll(self) -> SglangSnapshot:
-        raw = await self.fetch()
-        snapshot = derive(self._prev, raw, self.url)
-        if raw.status == "ok":
-            self._prev = raw
-        if raw.status != "ok" or snapshot.restarted:
-            self._info = None
-        return snapshot
+    def derive(self, prev: RawPoll | None, raw: RawPoll) -> ServerSnapshot:
+        return derive(prev, raw, self.url)
+
+    def forget(self) -> None:
+        self._info = None
 
     async def busy_slots(self) -> int | None:
         """Requests running right now, from /v1/loads (live), else /metrics; None when neither says."""
@@ -257,6 +252,3 @@ class SglangCollector:
             return series.as_int(raw.scheduler_total("sglang:num_running_reqs"))
         except (httpx.TransportError, ValueError):
             return None
-
-    async def aclose(self) -> None:
-        await self._client.aclose()

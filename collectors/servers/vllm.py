@@ -19,6 +19,7 @@ import httpx
 
 from collectors import promtext
 from collectors.servers import series
+from collectors.servers.base import PolledCollector
 from collectors.servers.snapshot import ServerSnapshot
 
 BACKEND = "vllm"
@@ -187,17 +188,14 @@ def _json(resp: httpx.Response) -> Any:
         return None
 
 
-class VllmCollector:
+class VllmCollector(PolledCollector):
     """Polls one vLLM server; keeps the previous poll so each snapshot has a window."""
 
     backend = BACKEND
 
     def __init__(self, url: str, client: httpx.AsyncClient | None = None, api_key: str | None = None,
                  timeout_s: float = 3.0) -> None:
-        self.url = url.rstrip("/")
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
-        self._client = client or httpx.AsyncClient(timeout=timeout_s, headers=headers)
-        self._prev: RawPoll | None = None
+        super().__init__(url, client, api_key, timeout_s)
         self._identity: dict[str, Any] | None = None  # version, models, config: read once per start
 
     async def fetch(self) -> RawPoll:
@@ -235,14 +233,11 @@ class VllmCollector:
             raw.metrics_status = STATS_OFF
         return raw
 
-    async def poll(self) -> ServerSnapshot:
-        raw = await self.fetch()
-        snapshot = derive(self._prev, raw, self.url)
-        if raw.status == "ok":
-            self._prev = raw
-        if raw.status != "ok" or snapshot.restarted:
-            self._identity = None
-        return snapshot
+    def derive(self, prev: RawPoll | None, raw: RawPoll) -> ServerSnapshot:
+        return derive(prev, raw, self.url)
+
+    def forget(self) -> None:
+        self._identity = None
 
     async def busy_slots(self) -> int | None:
         """Requests running right now (summed over engines); None when /metrics does not say."""
@@ -251,6 +246,3 @@ class VllmCollector:
             return series.as_int(series.total(promtext.parse(resp.text), RUNNING)) if resp.status_code == 200 else None
         except (httpx.TransportError, ValueError):
             return None
-
-    async def aclose(self) -> None:
-        await self._client.aclose()
