@@ -14,6 +14,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -109,15 +110,37 @@ def _on_sigterm(signum: int, frame: object) -> None:
 
 
 def _install_hooks() -> None:
-    """atexit always; a SIGTERM → SystemExit handler only where nobody installed one before."""
+    """atexit always; SIGTERM/SIGHUP → SystemExit handlers only where nobody installed one before."""
     global _HOOKS_INSTALLED
     if _HOOKS_INSTALLED:
         return
     _HOOKS_INSTALLED = True
     atexit.register(stop_all)
-    if threading.current_thread() is threading.main_thread() and hasattr(signal, "SIGTERM"):
-        if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
-            signal.signal(signal.SIGTERM, _on_sigterm)
+    if threading.current_thread() is threading.main_thread():
+        # SIGHUP: the terminal closed; the servers run in their own session and would not hear it
+        for name in ("SIGTERM", "SIGHUP"):
+            sig = getattr(signal, name, None)
+            if sig is not None and signal.getsignal(sig) == signal.SIG_DFL:
+                signal.signal(sig, _on_sigterm)
+
+
+def _find_prctl():
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        return ctypes.CDLL("libc.so.6", use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _find_prctl()  # resolved here, so the child between fork and exec only makes one call
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: get SIGTERM when the starting process dies, even by SIGKILL."""
+    _PRCTL(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 class ServerProcess:
@@ -186,6 +209,9 @@ class ServerProcess:
                     stderr=subprocess.STDOUT,
                     env=self.env,
                     start_new_session=(os.name == "posix"),
+                    # the death signal follows the starting *thread*: only ask for it from the main one
+                    preexec_fn=_die_with_parent if _PRCTL is not None and
+                    threading.current_thread() is threading.main_thread() else None,
                 )
             except OSError as exc:
                 raise SpectopError(

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import subprocess
 import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -218,3 +221,32 @@ def test_llama_server_help_matches_the_flag_tables() -> None:
             assert derive_plain_argv(argv)[0] == ["llama-server", "--port", "1"], line
             checked += 1
     assert checked > 60
+
+
+def test_a_server_dies_with_a_killed_parent(tmp_path):
+    """Even SIGKILL of spectop must not leave a server running (Linux: PR_SET_PDEATHSIG)."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the parent-death signal is Linux's")
+    code = (
+        "import sys, time\n"
+        "from collectors.launch import ServerProcess, free_port\n"
+        "port = free_port()\n"
+        "s = ServerProcess([sys.executable, '-m', 'http.server', str(port), '--bind', '127.0.0.1'],\n"
+        "                  url=f'http://127.0.0.1:{port}', health_path='/').start()\n"
+        "print(s.pid, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    root = str(Path(__file__).resolve().parents[2])
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=tmp_path,
+                              env={**os.environ, "PYTHONPATH": root})
+    child = int(parent.stdout.readline())
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    for _ in range(100):
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    os.kill(child, signal.SIGKILL)
+    pytest.fail("the server outlived its killed parent")

@@ -29,6 +29,10 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--no-ui", action="store_true",
                         help="print a live line per second instead of opening the dashboard")
+    parser.add_argument("--llama", action="store_true",
+                        help="run the demo on two real llama-servers with generated tiny models "
+                             "(needs llama-server; estimate meter unless --meter)")
+    parser.add_argument("--meter", default="estimate", metavar="SPEC", help="meter for --llama (default estimate)")
     parser.add_argument("--screenshots", type=Path, default=None, metavar="DIR",
                         help="save main.svg and sweep.svg of the demo into DIR, then exit")
     parser.add_argument("--serve-only", action="store_true",
@@ -93,6 +97,10 @@ def run(args: argparse.Namespace) -> int:
         for path in capture(args.screenshots, seed=args.seed):
             print(path)
         return 0
+    if args.llama:
+        from tui.demo_llama import run_llama_demo
+
+        return run_llama_demo(args.meter, args.phase, args.tokens)
     _signals_as_interrupt()
     sim = _start(args)
     try:

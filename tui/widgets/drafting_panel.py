@@ -32,7 +32,7 @@ class DraftingPanel(Panel):
         out = [
             line(("acceptance ", "dim"), (pct(s.acceptance), "bold"), ("  G ", "dim"), (num(s.mean_advance, ".2f"), "bold")),
             line(("width ", "dim"), num(s.verified_width, ".2f")),
-            line(("drafted/s ", "dim"), num(rate(s.window_drafted), ".0f"), ("  accepted/s ", "dim"),
+            line(("drafted/s ", "dim"), num(rate(s.window_drafted), ".0f"), ("  acc/s ", "dim"),
                  num(rate(s.window_accepted), ".0f")),
         ]
         for j, survival in enumerate(s.survival[:3], start=1):
