@@ -55,6 +55,9 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(run=run)
 
 
+IDLE_FIRST_S = 4.0
+
+
 def _ports(base: int) -> tuple[int, int, int]:
     return (0, 0, 0) if base == 0 else (base, base + 1, base + 2)
 
@@ -185,13 +188,18 @@ def _dashboard(sim: Simulator, args: argparse.Namespace) -> int:
         pattern = default_pattern(phase_s=args.phase, arms=("draft",))
         return TrafficGenerator({"draft": sim.draft_url}, pattern, n_tokens=args.tokens).start()
 
-    running = [traffic()]
+    # a few idle seconds first, so the dashboard measures the idle baseline before the traffic
+    running: list[TrafficGenerator | None] = [None]
+    starter = threading.Timer(IDLE_FIRST_S, lambda: running.__setitem__(0, traffic()))
+    starter.daemon = True
+    starter.start()
 
     def on_sweep(sweeping: bool) -> None:
-        if sweeping:
+        starter.cancel()
+        if sweeping and running[0] is not None:
             # stop off the UI thread: in-flight demo requests are abandoned, threads join quickly
             threading.Thread(target=running[0].stop, daemon=True).start()
-        else:
+        elif not sweeping:
             running[0] = traffic()
 
     settings = Settings(server_url=sim.draft_url, plain_url=sim.plain_url, draft_url=sim.draft_url,
@@ -199,4 +207,6 @@ def _dashboard(sim: Simulator, args: argparse.Namespace) -> int:
     try:
         return run_dashboard(settings, f"dcgm={sim.meter_url}/metrics?period=0.1", on_sweep=on_sweep)
     finally:
-        running[0].stop()
+        starter.cancel()
+        if running[0] is not None:
+            running[0].stop()
