@@ -6,24 +6,16 @@ The App owns one LiveState; message handlers feed it, widgets are given views co
 from __future__ import annotations
 
 import math
-import statistics
 from collections import OrderedDict, deque
 from dataclasses import dataclass
 from typing import Any
 
 from collectors import ledger
+from collectors.live import HISTORY, LiveLedger
 from collectors.model import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
 
-HISTORY = 300  # points kept for sparklines (5 minutes at 1 s)
 MAX_REQUEST_ROWS = 200
-
-
-@dataclass(frozen=True, slots=True)
-class PowerPoint:
-    t_s: float
-    power_w: float
-    energy_j: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,34 +30,34 @@ class EnergyView:
     verdict: str
 
 
-class LiveState:
-    """Histories and the latest values; appended to by message handlers on the UI thread only."""
+class LiveState(LiveLedger):
+    """The ledger's histories plus what only the dashboard keeps; fed on the UI thread only."""
 
     def __init__(self, energy_window_s: float = 30.0) -> None:
-        self.energy_window_s = energy_window_s
-        self.snapshots: deque[ServerSnapshot] = deque(maxlen=HISTORY)
-        self.power: deque[PowerPoint] = deque(maxlen=HISTORY * 10)
+        super().__init__(energy_window_s)
         self.tok_s: deque[float] = deque(maxlen=HISTORY)
         self.power_w: deque[float] = deque(maxlen=HISTORY)
         self.records: OrderedDict[str, RequestRecord] = OrderedDict()
         self.attributed_mj: dict[str, float] = {}
         self.sweep_summary: dict[str, Any] | None = None
-        self.sweep_idle_w: float | None = None
         self.sweep_running = False
-        self.live_since_s = float("-inf")  # live energy ignores what happened during a sweep
         self.paused = False
 
     @property
-    def latest(self) -> ServerSnapshot | None:
-        return self.snapshots[-1] if self.snapshots else None
+    def sweep_idle_w(self) -> float | None:
+        return self.known_idle_w
+
+    @sweep_idle_w.setter
+    def sweep_idle_w(self, value: float | None) -> None:
+        self.known_idle_w = value
 
     def add_snapshot(self, snap: ServerSnapshot) -> None:
-        self.snapshots.append(snap)
+        super().add_snapshot(snap)
         if snap.live_tok_s is not None:
             self.tok_s.append(snap.live_tok_s)
 
     def add_power(self, t_s: float, power_w: float, energy_j: float) -> None:
-        self.power.append(PowerPoint(t_s, power_w, energy_j))
+        super().add_power(t_s, power_w, energy_j)
         self.power_w.append(power_w)
 
     def add_record(self, record: RequestRecord) -> None:
@@ -74,20 +66,6 @@ class LiveState:
             dropped, _ = self.records.popitem(last=False)
             self.attributed_mj.pop(dropped, None)
         self._attribute(record)
-
-    # -- energy ---------------------------------------------------------------------------------
-    def energy_between_j(self, t0_s: float, t1_s: float) -> float | None:
-        times = [p.t_s for p in self.power]
-        return ledger.window_energy_j(times, [p.energy_j for p in self.power], t0_s, t1_s)
-
-    def idle_w(self) -> float | None:
-        """Idle power: the last sweep's measurement, else the median power while no slot was busy."""
-        if self.sweep_idle_w is not None:
-            return self.sweep_idle_w
-        idle_spans = [(s.taken_at_s - (s.window_s or 0), s.taken_at_s) for s in self.snapshots
-                      if s.window_s and s.slots_busy == 0 and not s.window_tokens]
-        samples = [p.power_w for p in self.power if any(a <= p.t_s <= b for a, b in idle_spans)]
-        return statistics.median(samples) if len(samples) >= 10 else None
 
     def sweep_started(self) -> None:
         self.sweep_running = True
@@ -101,31 +79,9 @@ class LiveState:
         if self.sweep_running:
             # the meter sees both arms of the sweep; the watched server's tokens are not all of them
             return EnergyView(None, None, None, 0, batch, "sweep running: live energy resumes after it")
-        if not self.snapshots or not self.power:
-            return EnergyView(None, None, None, 0, batch, self.verdict(None, batch))
-        # polls and meter readings arrive on their own schedules: end where both have data
-        t_end = min(self.snapshots[-1].taken_at_s, self.power[-1].t_s)
-        window = [s for s in self.snapshots if s.window_s and s.taken_at_s <= t_end
-                  and t_end - s.taken_at_s < self.energy_window_s
-                  and s.taken_at_s - s.window_s >= self.live_since_s]
-        if not window:
-            return EnergyView(None, None, None, 0, batch, self.verdict(None, batch))
-        tokens = sum(s.window_tokens or 0 for s in window)
-        t0, t1 = window[0].taken_at_s - (window[0].window_s or 0), window[-1].taken_at_s
-        energy = self.energy_between_j(max(t0, self.power[0].t_s), t1)
-        gross = ledger.mj_per_token(energy, tokens) if energy is not None else None
-        idle = self.idle_w()
-        net = (ledger.mj_per_token(ledger.net_energy_j(energy, idle, t1 - t0), tokens)
-               if energy is not None and idle is not None else None)
-        return EnergyView(t1 - t0, gross, net, tokens, batch, self.verdict(gross, batch))
-
-    def current_batch(self) -> float | None:
-        recent = [s.busy_slots_per_decode for s in list(self.snapshots)[-10:]
-                  if s.busy_slots_per_decode and s.taken_at_s - (s.window_s or 0) >= self.live_since_s]
-        if recent:
-            return statistics.fmean(recent)
-        snap = self.latest
-        return float(snap.slots_busy) if snap and snap.slots_busy else None
+        r = self.rolling()
+        return EnergyView(r.window_s, r.mj_per_token, r.net_mj_per_token, r.tokens, batch,
+                          self.verdict(r.mj_per_token, batch))
 
     def verdict(self, mj_per_token: float | None, batch: float | None) -> str:
         """Live drafting mJ/token against the last sweep's plain curve at the current batch."""
