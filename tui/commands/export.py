@@ -1,0 +1,59 @@
+"""`spectop export`: serve spectop's derived figures on a Prometheus /metrics endpoint."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from prometheus_client import start_http_server
+from prometheus_client.registry import CollectorRegistry
+
+from collectors.errors import SpectopError
+from collectors.exporter import SpectopExporter
+from collectors.servers import check_url
+from collectors.servers.auto import AutoCollector
+from tui.commands._common import DEFAULT_SERVER, add_meter_option, sampling
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "export", help="serve spectop's figures on a Prometheus /metrics endpoint",
+        description="Poll a server and a meter and serve acceptance, G, width, tok/s, W and mJ/token "
+        "(labelled with the meter's method) for Prometheus to scrape.")
+    parser.add_argument("--server", default=DEFAULT_SERVER, metavar="URL", help=f"server to watch (default {DEFAULT_SERVER})")
+    add_meter_option(parser)
+    parser.add_argument("--listen", default="127.0.0.1:9464", metavar="HOST:PORT",
+                        help="where to serve /metrics (default 127.0.0.1:9464)")
+    parser.add_argument("--interval", type=float, default=1.0, metavar="S", help="seconds between polls (default 1)")
+    parser.add_argument("--window", type=float, default=30.0, metavar="S", help="rolling mJ/token window (default 30)")
+    parser.add_argument("--api-key", default=None, metavar="KEY", help="API key (default $SPECTOP_API_KEY)")
+    parser.set_defaults(run=run)
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise SpectopError(f"--listen must be HOST:PORT, not {text!r}", "e.g. --listen 0.0.0.0:9464")
+    return host or "127.0.0.1", int(port)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tui.commands._common import api_key
+
+    host, port = parse_listen(args.listen)
+    url = check_url(args.server)
+    with sampling(args.meter) as sampler:
+        exporter = SpectopExporter(AutoCollector(url, api_key=api_key(args)), sampler, args.window)
+        registry = CollectorRegistry()
+        registry.register(exporter)
+        try:
+            start_http_server(port, addr=host, registry=registry)
+        except OSError as exc:
+            raise SpectopError(f"cannot listen on {host}:{port} ({exc.strerror})", "pick another --listen") from exc
+        print(f"spectop export: serving http://{host}:{port}/metrics for {url}; Ctrl-C stops", file=sys.stderr, flush=True)
+        try:
+            asyncio.run(exporter.run(args.interval, lambda: False))
+        except KeyboardInterrupt:
+            print("spectop export: stopped", file=sys.stderr)
+    return 0
