@@ -72,3 +72,22 @@ def test_report_rerenders_a_saved_run(tmp_path, capsys, fmt):
 def test_report_on_a_folder_that_is_not_a_run(tmp_path, capsys):
     assert main(["report", str(tmp_path)]) == 2
     assert "has no points.jsonl" in capsys.readouterr().err
+
+
+def test_sweep_json_and_its_files(sim, tmp_path, capsys):
+    args = ["sweep", "--plain", sim.plain_url, "--draft", sim.draft_url, "--batches", "1,2", "--tokens", "64",
+            "--passes", "1", "--idle", "0.3", "--meter", meter(sim), "--results", str(tmp_path), "--json"]
+    assert main(args) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert body["error"] is None and not body["cancelled"]
+    summary = body["summary"]
+    assert [t["batch"] for t in summary["rows"]] == [1, 2] and summary["points"] == 6
+    assert summary["rows"][1]["energy_ratio"] < 1  # two requests: drafting saves (note 25: 0.71x)
+    run_dir = tmp_path / body["run_dir"].rsplit("/", 1)[1]
+    assert {p.name for p in run_dir.iterdir()} >= {"meta.json", "points.jsonl", "summary.json", "summary.csv", "summary.md"}
+    assert json.loads((run_dir / "meta.json").read_text())["plan"]["prompts"]["set"] == "power"
+
+
+def test_sweep_needs_both_arms(capsys):
+    assert main(["sweep", "--plain", "http://127.0.0.1:9", "--meter", "none"]) == 2
+    assert "needs a draft arm" in capsys.readouterr().err
