@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
+from collectors.errors import SpectopError
 from collectors.meters import METER_SPEC_HELP, Sampler, open_meter
 from collectors.servers import check_url
 from collectors.servers.auto import AutoCollector
@@ -29,16 +31,12 @@ def add_options(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from(args: argparse.Namespace, **overrides: object) -> Settings:
-    from collectors.errors import SpectopError
-
     if args.interval <= 0:
         raise SpectopError(f"--interval must be positive, not {args.interval}", "e.g. --interval 1")
     base = Settings(server_url=check_url(args.server), interval_s=args.interval,
                     api_key=args.api_key or os.environ.get("SPECTOP_API_KEY") or None,
                     plain_url=args.plain, plain_cmd=args.plain_cmd, draft_url=args.draft, draft_cmd=args.draft_cmd,
                     results_root=args.results)
-    from dataclasses import replace
-
     return replace(base, **overrides) if overrides else base
 
 
