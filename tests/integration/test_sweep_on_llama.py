@@ -119,3 +119,15 @@ def test_ctrl_c_leaves_completed_points_and_one_line(llama_server, draft_args, t
     assert len(rows) >= 2
     assert f"{len(rows)} completed points" in lines[0]
     assert (run_dir / "summary.json").is_file()
+
+
+def test_fresh_server_restarts_before_every_point(llama_server_binary, tiny_models, tmp_path):
+    plan = SweepPlan(batches=(1,), max_tokens=16, passes=1, idle_s=0.2, warmup_tokens=4, fresh_server=True)
+    arms = make_arms(draft_cmd=draft_command(llama_server_binary, tiny_models))
+    ended = run(plan, arms, tmp_path)[-1]
+    assert ended.error is None
+    logs = sorted(p.name for p in ended.run_dir.glob("*-server-*.log"))
+    # one start for the idle baseline, then one per point: plain, draft, plain
+    assert logs == ["draft-server-3.log", "plain-server-1.log", "plain-server-2.log", "plain-server-4.log"]
+    _, rows = load_run(ended.run_dir)
+    assert [r["arm"] for r in rows] == ["plain", "draft", "plain"] and all(r["committed_tokens"] == 16 for r in rows)
