@@ -23,6 +23,7 @@ from collectors.sweep.runner import (
     IdleMeasured,
     PointDone,
     PointProgressed,
+    PointsAdded,
     SweepEnded,
     SweepStarted,
     run_sweep,
@@ -180,6 +181,9 @@ class SpectopApp(App[None]):
         elif isinstance(event, PointDone):
             panel.point_done(event.index, event.row)
             self.add_records(event.records)
+        elif isinstance(event, PointsAdded):
+            self._sweep_total += len(event.keys)
+            panel.add_points(event.first_index, event.keys)
         elif isinstance(event, SweepEnded):
             self.state.sweep_summary = event.summary if event.summary["rows"] else self.state.sweep_summary
             panel.ended(event.summary, str(event.run_dir), event.cancelled, event.error)

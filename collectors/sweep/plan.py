@@ -39,6 +39,7 @@ class SweepPlan:
     fresh_server: bool = False  # restart a launched server before every point, as the seed did
     route: str | None = None  # None: native /completion on llama-server, chat elsewhere
     temperature: float = 0.0
+    refine: bool = False  # after the grid, measure the batch between the two around the crossover
 
     def __post_init__(self) -> None:
         if not self.batches or any(b < 1 for b in self.batches):
@@ -61,7 +62,7 @@ class SweepPlan:
 def quick(plan: SweepPlan | None = None) -> SweepPlan:
     """A sweep a person waits for at the keyboard: about a minute on the demo."""
     base = plan or SweepPlan()
-    return replace(base, batches=(1, 2, 4, 8), max_tokens=96, passes=1, warmup_tokens=8, idle_s=2.0)
+    return replace(base, batches=(1, 2, 4, 8), max_tokens=96, passes=1, warmup_tokens=8, idle_s=2.0, refine=True)
 
 
 def parse_batches(text: str) -> tuple[int, ...]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,14 @@ class PointDone:
 
 
 @dataclass(frozen=True, slots=True)
+class PointsAdded:
+    """Points planned after the grid: the batch between the two around the crossover (`refine`)."""
+
+    first_index: int
+    keys: tuple[PointKey, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class SweepEnded:
     run_dir: Path
     summary: dict[str, Any]
@@ -60,7 +68,7 @@ class SweepEnded:
     error: str | None = None
 
 
-SweepEvent = SweepStarted | IdleMeasured | PointProgressed | PointDone | SweepEnded
+SweepEvent = SweepStarted | IdleMeasured | PointProgressed | PointDone | PointsAdded | SweepEnded
 
 
 def _client(api_key: str | None) -> httpx.AsyncClient:
@@ -184,6 +192,36 @@ class _Sweep:
         return summary
 
 
+def refinement(plan: SweepPlan, rows: list[dict[str, Any]]) -> list[PointKey]:
+    """Points at the batch between the two that bracket the crossover, when there is room for one."""
+    cross = summarize(rows)["crossover"]
+    if not plan.refine or cross is None or cross["above"] - cross["below"] < 2:
+        return []
+    batch = min(cross["above"] - 1, max(cross["below"] + 1, round(cross["batch"])))
+    return [PointKey(0, batch, "plain", "before"), PointKey(0, batch, "draft"), PointKey(0, batch, "plain", "after")]
+
+
+def _run_points(sweep: _Sweep, keys: list[PointKey], first_index: int) -> Generator[SweepEvent, None, bool]:
+    """Measure `keys` in order; returns True when the sweep was stopped."""
+    for index, key in enumerate(keys, start=first_index):
+        if sweep.should_stop():
+            return True
+        if sweep.pool.arms[key.arm].launched:
+            yield PointProgressed(index, key, "starting server")
+        url = sweep.ready(key)
+        yield PointProgressed(index, key, "warm-up")
+        asyncio.run(sweep._run_point(url, key, warm=True))
+        yield PointProgressed(index, key, "running")
+        window = asyncio.run(sweep._run_point(url, key, warm=False))
+        if window.cancelled:
+            return True
+        row = sweep.point_row(index, key, window)
+        sweep.store.append_point(row)
+        sweep.rows.append(row)
+        yield PointDone(index, key, row, tuple(window.records))
+    return False
+
+
 def run_sweep(plan: SweepPlan, arms: tuple[ArmSpec, ArmSpec], sampler: Sampler | None, results_root: Path,
               should_stop: Callable[[], bool] = lambda: False, api_key: str | None = None,
               run_dir: Path | None = None) -> Iterator[SweepEvent]:
@@ -199,24 +237,12 @@ def run_sweep(plan: SweepPlan, arms: tuple[ArmSpec, ArmSpec], sampler: Sampler |
         started = time.monotonic()
         sweep.idle_w = sweep.measure_idle()
         yield IdleMeasured(sweep.idle_w, time.monotonic() - started)
-        for index, key in enumerate(schedule):
-            if should_stop():
-                cancelled = True
-                break
-            if sweep.pool.arms[key.arm].launched:
-                yield PointProgressed(index, key, "starting server")
-            url = sweep.ready(key)
-            yield PointProgressed(index, key, "warm-up")
-            asyncio.run(sweep._run_point(url, key, warm=True))
-            yield PointProgressed(index, key, "running")
-            window = asyncio.run(sweep._run_point(url, key, warm=False))
-            if window.cancelled:
-                cancelled = True
-                break
-            row = sweep.point_row(index, key, window)
-            sweep.store.append_point(row)
-            sweep.rows.append(row)
-            yield PointDone(index, key, row, tuple(window.records))
+        cancelled = yield from _run_points(sweep, schedule, 0)
+        extra = [] if cancelled else refinement(plan, sweep.rows)
+        if extra:
+            yield PointsAdded(len(schedule), tuple(extra))
+            schedule += extra
+            cancelled = yield from _run_points(sweep, extra, len(schedule) - len(extra))
     except KeyboardInterrupt:
         cancelled, error = True, "interrupted"
     except SpectopError as exc:

@@ -91,3 +91,29 @@ def test_sweep_json_and_its_files(sim, tmp_path, capsys):
 def test_sweep_needs_both_arms(capsys):
     assert main(["sweep", "--plain", "http://127.0.0.1:9", "--meter", "none"]) == 2
     assert "needs a draft arm" in capsys.readouterr().err
+
+
+def test_refine_measures_the_batch_inside_the_crossover(sim, tmp_path, capsys):
+    args = ["sweep", "--plain", sim.plain_url, "--draft", sim.draft_url, "--batches", "1,2,4,8", "--tokens", "96",
+            "--passes", "1", "--idle", "0.3", "--meter", meter(sim), "--results", str(tmp_path), "--refine", "--json"]
+    assert main(args) == 0
+    summary = json.loads(capsys.readouterr().out)["summary"]
+    assert [t["batch"] for t in summary["rows"]] == [1, 2, 3, 4, 8]
+    assert summary["points"] == summary["planned_points"] == 15
+    ratios = {t["batch"]: t["energy_ratio"] for t in summary["rows"]}
+    assert ratios[2] < ratios[3] < ratios[4]  # the simulator's curve rises through the crossover
+    assert summary["crossover"]["below"] in (2, 3) and summary["crossover"]["above"] in (3, 4)
+
+
+def test_refine_is_a_no_op_without_room(tmp_path):
+    from collectors.sweep.plan import SweepPlan
+    from collectors.sweep.runner import refinement
+    from tests.collectors.sweep.test_summary import note25_rows
+
+    rows = note25_rows()
+    assert [k.batch for k in refinement(SweepPlan(refine=True), rows)] == [3, 3, 3]
+    assert refinement(SweepPlan(refine=False), rows) == []
+    adjacent = [dict(r, batch=3 if r["batch"] == 2 else r["batch"]) for r in rows]  # crossover between 3 and 4
+    assert refinement(SweepPlan(refine=True), adjacent) == []
+    no_crossover = [r for r in rows if r["batch"] >= 4]
+    assert refinement(SweepPlan(refine=True), no_crossover) == []

@@ -27,6 +27,7 @@ from collectors.sweep.runner import (
     IdleMeasured,
     PointDone,
     PointProgressed,
+    PointsAdded,
     SweepEnded,
     SweepStarted,
     run_sweep,
@@ -54,9 +55,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--prompts", default=DEFAULT_SET,
                         help=f"built-in set ({', '.join(sorted(BUILT_IN))}) or a file of prompts "
                         f"(blank-line separated, or .jsonl with a \"prompt\" key); default {DEFAULT_SET}")
-    parser.add_argument("--quick", action="store_true", help="batches 1,2,4,8, 96 tokens, one pass")
+    parser.add_argument("--quick", action="store_true", help="batches 1,2,4,8, 96 tokens, one pass, refined")
     parser.add_argument("--idle", type=float, default=None, metavar="S", help="idle baseline seconds (default 5)")
     parser.add_argument("--fresh-server", action="store_true", help="restart launched servers before every point")
+    parser.add_argument("--refine", action="store_true",
+                        help="after the grid, also measure the batch between the two around the crossover")
     parser.add_argument("--route", choices=("completion", "chat"), default=None)
     parser.add_argument("--meter", default="auto", metavar="SPEC", help=METER_SPEC_HELP)
     parser.add_argument("--results", type=Path, default=Path("results"), metavar="DIR",
@@ -74,7 +77,7 @@ def build_plan(args: argparse.Namespace) -> sweep_plan.SweepPlan:
         plan = replace(plan, batches=sweep_plan.parse_batches(args.batches))
     changes = {k: v for k, v in (("max_tokens", args.tokens), ("passes", args.passes), ("idle_s", args.idle))
                if v is not None}
-    return replace(plan, **changes, fresh_server=args.fresh_server, route=args.route)
+    return replace(plan, **changes, fresh_server=args.fresh_server, route=args.route, refine=args.refine)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -116,6 +119,11 @@ def run(args: argparse.Namespace) -> int:
                     progress.advance(task)
                     if out:
                         progress.console.print(_point_line(event.row), markup=False)
+                elif isinstance(event, PointsAdded):
+                    progress.update(task, total=event.first_index + len(event.keys))
+                    if out:
+                        progress.console.print(f"refining: B={event.keys[0].batch} lies between the batches "
+                                               "around the crossover", markup=False)
                 elif isinstance(event, SweepEnded):
                     ended = event
     except KeyboardInterrupt:

@@ -70,6 +70,8 @@ class SweepDialog(ModalScreen[SweepRequest | None]):
                             placeholder="http://… or llama-server -m … -md … --spec-type draft-simple")
                 yield Label("fresh server per point")
                 yield Checkbox(value=plan.fresh_server, id="fresh", compact=True)
+                yield Label("refine around the crossover")
+                yield Checkbox(value=plan.refine, id="refine", compact=True)
             yield Static("", id="dialog-error")
             with Horizontal(id="dialog-buttons"):
                 yield Button("Run", id="dialog-run", variant="success", compact=True)
@@ -109,7 +111,8 @@ class SweepDialog(ModalScreen[SweepRequest | None]):
                        max_tokens=int(tokens) if tokens else base.max_tokens,
                        passes=int(passes) if passes else base.passes,
                        prompts=load_prompts(str(self.query_one("#prompts", Select).value)),
-                       fresh_server=self.query_one("#fresh", Checkbox).value)
+                       fresh_server=self.query_one("#fresh", Checkbox).value,
+                       refine=self.query_one("#refine", Checkbox).value)
         plain_url, plain_cmd = parse_arm(value("#plain"))
         draft_url, draft_cmd = parse_arm(value("#draft"))
         return SweepRequest(plan, make_arms(plain_url, draft_url, plain_cmd, draft_cmd))

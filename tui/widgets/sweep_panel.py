@@ -61,6 +61,12 @@ class SweepPanel(Vertical):
         self.query_one("#sweep-verdict", Static).update("")
         self.query_one(SweepPlot).show({"rows": [], "crossover": None})
 
+    def add_points(self, first_index: int, keys: tuple[PointKey, ...]) -> None:
+        points = self.query_one("#sweep-points", DataTable)
+        for i, key in enumerate(keys, start=first_index):
+            points.add_row(str(key.batch), key.arm + (f" {key.phase}" if key.phase else ""),
+                           Text("pending", style=STATE_STYLE["pending"]), "", "", "", "", "", key=str(i))
+
     def progressed(self, index: int, state: str, total: int, label: str) -> None:
         points = self.query_one("#sweep-points", DataTable)
         points.update_cell(str(index), "state", Text(state, style=STATE_STYLE.get(state, "")))
