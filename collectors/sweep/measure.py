@@ -18,6 +18,8 @@ from collectors.meters.base import MeterReading
 from collectors.model import RequestRecord
 from collectors.servers.llamacpp import LlamaCppCollector, RawPoll, window_busy_per_decode
 
+MARK_TOLERANCE_S = 0.25  # a mark further than this from the window's edge is not that edge
+
 
 @dataclass
 class Window:
@@ -93,9 +95,11 @@ async def measure(
     t1 = max((r.t_done_s for r in records), default=time.monotonic())
     mark1 = await asyncio.to_thread(mark) if mark and not cancelled else None
     after = await collector.fetch() if collector and not cancelled else None
+    # a throttled meter (a remote exporter) answers a mark with an old reading: then interpolate
+    fresh0 = mark0 is not None and 0 <= t0 - mark0.t_s < MARK_TOLERANCE_S
+    fresh1 = mark1 is not None and 0 <= mark1.t_s - t1 < MARK_TOLERANCE_S
     return Window(t0, t1, records, busy, before, after, cancelled,
-                  energy_t0_s=min(mark0.t_s, t0) if mark0 else None,
-                  energy_t1_s=max(mark1.t_s, t1) if mark1 else None)
+                  energy_t0_s=mark0.t_s if fresh0 else None, energy_t1_s=mark1.t_s if fresh1 else None)
 
 
 def _pct(values: list[float], q: float) -> float | None:
@@ -150,9 +154,9 @@ def _server_deltas(before: RawPoll | None, after: RawPoll | None) -> dict[str, A
     """The server's own counters over the window (llama-server counts a request when it ends)."""
     names = {"server_tokens": "tokens_predicted_total", "server_drafted": "spec_decode_num_draft_tokens_total",
              "server_accepted": "spec_decode_num_accepted_tokens_total", "server_steps": "spec_decode_num_drafts_total"}
-    out: dict[str, Any] = dict.fromkeys(names)
+    out: dict[str, Any] = dict.fromkeys([*names, "server_busy_per_decode"])
     if before is None or after is None:
-        return out
+        return out  # not llama-server: the server's counters are not read
     for key, metric in names.items():
         a, b = before.metric(metric), after.metric(metric)
         if a is not None and b is not None:
