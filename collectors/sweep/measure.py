@@ -16,6 +16,7 @@ from collectors import latency
 from collectors.client import RequestSpec, stream_request
 from collectors.meters.base import MeterReading
 from collectors.model import RequestRecord
+from collectors.servers import Collector
 from collectors.servers.llamacpp import LlamaCppCollector, RawPoll, window_busy_per_decode
 
 MARK_TOLERANCE_S = 0.25  # a mark further than this from the window's edge is not that edge
@@ -36,7 +37,7 @@ class Window:
     energy_t1_s: float | None = None
 
 
-async def _sample_busy(collector: LlamaCppCollector | None, samples: list[int], period_s: float = 0.05) -> None:
+async def _sample_busy(collector: Collector | None, samples: list[int], period_s: float = 0.05) -> None:
     if collector is None:
         return
     while True:
@@ -55,7 +56,7 @@ async def measure(
     client: httpx.AsyncClient,
     url: str,
     specs: list[RequestSpec],
-    collector: LlamaCppCollector | None,
+    collector: Collector | None,
     should_stop: Callable[[], bool],
     tag: str,
     mark: Callable[[], MeterReading | None] | None = None,
@@ -65,7 +66,9 @@ async def measure(
     `mark` reads the meter just before the first send and just after the last completion, so
     the energy window has exact ends on a counter meter.
     """
-    before = await collector.fetch() if collector else None
+    # llama-server's counters bracket the window; other dialects only say how busy they are
+    counters = collector if isinstance(collector, LlamaCppCollector) else None
+    before = await counters.fetch() if counters else None
     busy: list[int] = []
     sampler = asyncio.create_task(_sample_busy(collector, busy))
     mark0 = await asyncio.to_thread(mark) if mark else None
@@ -94,7 +97,7 @@ async def measure(
         raise errors[0]
     t1 = max((r.t_done_s for r in records), default=time.monotonic())
     mark1 = await asyncio.to_thread(mark) if mark and not cancelled else None
-    after = await collector.fetch() if collector and not cancelled else None
+    after = await counters.fetch() if counters and not cancelled else None
     # a throttled meter (a remote exporter) answers a mark with an old reading: then interpolate
     fresh0 = mark0 is not None and 0 <= t0 - mark0.t_s < MARK_TOLERANCE_S
     fresh1 = mark1 is not None and 0 <= mark1.t_s - t1 < MARK_TOLERANCE_S

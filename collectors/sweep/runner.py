@@ -15,7 +15,7 @@ from collectors.client import RequestSpec
 from collectors.errors import SpectopError
 from collectors.meters.sampler import Sampler
 from collectors.model import RequestRecord
-from collectors.servers import LlamaCppCollector, detect
+from collectors.servers import LlamaCppCollector, detect, open_collector
 from collectors.sweep import checks, measure
 from collectors.sweep.arms import ArmPool, ArmSpec
 from collectors.sweep.plan import PointKey, SweepPlan
@@ -127,7 +127,7 @@ class _Sweep:
                 spec = self.specs(1, backend, self.plan.warmup_tokens)[0]
                 await measure.warm_up(client, url, replace(spec, ignore_eos=True))
                 return measure.Window(0.0, 0.0, [])
-            collector = LlamaCppCollector(url, client=client) if backend == "llama.cpp" else None
+            collector = open_collector(url, backend, client=client)
             return await measure.measure(client, url, self.specs(key.batch, backend, self.plan.max_tokens),
                                          collector, self.should_stop, tag=f"sweep:{key.arm}:{key.batch}",
                                          mark=self.sampler.mark if self.sampler else None)
