@@ -42,6 +42,7 @@ class LiveState(LiveLedger):
         self.sweep_summary: dict[str, Any] | None = None
         self.sweep_running = False
         self.paused = False
+        self.slot_tok_s: dict[int, float] = {}  # busy slot -> tokens/s since the previous poll
 
     @property
     def sweep_idle_w(self) -> float | None:
@@ -52,9 +53,11 @@ class LiveState(LiveLedger):
         self.known_idle_w = value
 
     def add_snapshot(self, snap: ServerSnapshot) -> None:
+        prev = self.latest
         super().add_snapshot(snap)
         if snap.live_tok_s is not None:
             self.tok_s.append(snap.live_tok_s)
+        self.slot_tok_s = slot_rates(prev, snap)
 
     def add_power(self, t_s: float, power_w: float, energy_j: float) -> None:
         super().add_power(t_s, power_w, energy_j)
@@ -110,6 +113,15 @@ class LiveState(LiveLedger):
                                            tuple((e.t_s, e.n_tokens) for e in r.events)) for r in requests]
         joules, _ = ledger.attribute_energy_j([p.t_s for p in points], [p.energy_j for p in points], activity)
         self.attributed_mj[record.request_id] = 1000 * joules[record.request_id] / record.committed_tokens
+
+
+def slot_rates(prev: ServerSnapshot | None, cur: ServerSnapshot) -> dict[int, float]:
+    """Tokens per second of each slot busy in both polls (a lower count means a new task: skipped)."""
+    if prev is None or not cur.window_s:
+        return {}
+    before = dict(prev.busy_slot_tokens)
+    return {slot: (n - before[slot]) / cur.window_s for slot, n in cur.busy_slot_tokens
+            if slot in before and n >= before[slot]}
 
 
 def _change(ratio: float) -> str:

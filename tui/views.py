@@ -63,6 +63,6 @@ def push(app: SpectopApp) -> None:
         app.main.query_one(DraftingPanel).set_class(bool(warning), "-failed")
     app.main.query_one(EnergyPanel).view = state.energy_view()
     app.main.query_one(RequestsTable).show(state.records.values(), state.attributed_mj, snap,
-                                      snap.busy_slot_tokens if snap else ())
+                                      snap.busy_slot_tokens if snap else (), state.slot_tok_s)
     recent = tuple(list(state.records.values())[-LATENCY_RECORDS:])
     app.main.query_one(LatencyPanel).view = LatencyView(recent)

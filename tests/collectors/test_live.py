@@ -58,3 +58,4 @@ def test_window_ends_where_both_sources_have_data_and_batch():
     assert r.tokens == 500 and r.energy_j == pytest.approx(200.0)
     assert live.current_batch() == pytest.approx(2.0)
     assert LiveLedger().rolling().mj_per_token is None
+

@@ -44,13 +44,15 @@ class RequestsTable(DataTable):
                 num(lat.chunk_gaps.p99_ms, ".1f"), num(lat.chunk_gaps.max_ms, ".1f")]
 
     def show(self, records: Iterable[RequestRecord], attributed_mj: dict[str, float],
-             snapshot: ServerSnapshot | None, slot_states: Iterable[tuple[int, int]] = ()) -> None:
+             snapshot: ServerSnapshot | None, slot_states: Iterable[tuple[int, int]] = (),
+             slot_tok_s: dict[int, float] | None = None) -> None:
         """Replace the rows: busy slots first (live), then spectop's own requests, newest first."""
         wanted: dict[str, list[object]] = {}
         for slot_id, n_decoded in slot_states:
             busy = num(snapshot.slots_busy, "d") if snapshot else "—"
+            rate = num((slot_tok_s or {}).get(slot_id), ".1f")
             wanted[f"slot-{slot_id}"] = [f"slot {slot_id}", Text("server", style="cyan"), str(n_decoded), "—", "—",
-                                         busy, "—", "—", "—", "—", "—", "—", "—", "—"]
+                                         busy, "—", rate, "—", "—", "—", "—", "—", "—"]
         for r in reversed(list(records)):
             wanted[r.request_id] = self.record_cells(r, attributed_mj.get(r.request_id))
         for key in [k.value for k in self.rows if k.value not in wanted]:
