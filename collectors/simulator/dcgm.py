@@ -7,13 +7,13 @@ counters file. The energy counter is integrated exactly up to the scrape (no col
 
 from __future__ import annotations
 
-import sys
 import threading
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from collectors.simulator.accelerator import Accelerator
+from collectors.simulator.loopback import LoopbackServer
 from collectors.simulator.prom import dcgm_text
 
 POWER_HELP = "Power draw (in W)."
@@ -48,17 +48,8 @@ def dcgm_page(accel: Accelerator, labels: dict[str, str]) -> str:
     return dcgm_text(labels, fields)
 
 
-class DcgmServer(ThreadingHTTPServer):
+class DcgmServer(LoopbackServer):
     """Serves `dcgm_page` at `/metrics`."""
-
-    daemon_threads = True
-    block_on_close = False
-    request_queue_size = 128  # a burst of concurrent connects must not overflow the backlog
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hangs up is normal here; anything else is reported as usual."""
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
 
     def __init__(self, address: tuple[str, int], accel: Accelerator, labels: dict[str, str]) -> None:
         super().__init__(address, _Handler)

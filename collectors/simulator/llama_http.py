@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import json
 import queue
-import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from collectors.simulator import dialect
 from collectors.simulator.engine import ContextExceeded, Engine
+from collectors.simulator.loopback import LoopbackServer
 from collectors.simulator.prom import llama_metrics_text
 from collectors.simulator.streams import ChatFormat, CompletionFormat
 from collectors.simulator.tasks import Task, TaskResult, TokenEvent
@@ -20,17 +20,8 @@ from collectors.simulator.tasks import Task, TaskResult, TokenEvent
 MAX_BODY_BYTES = 4 << 20
 
 
-class LlamaServer(ThreadingHTTPServer):
+class LlamaServer(LoopbackServer):
     """One arm: an `Engine` behind llama-server's routes."""
-
-    daemon_threads = True
-    block_on_close = False
-    request_queue_size = 128  # a burst of concurrent connects must not overflow the backlog
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hangs up is normal here; anything else is reported as usual."""
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
 
     def __init__(self, address: tuple[str, int], engine: Engine) -> None:
         super().__init__(address, _Handler)
