@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from collectors.errors import SpectopError
 from collectors.simulator import PROFILES, Simulator
 from collectors.simulator.simulator import SimulatorState
 from collectors.simulator.traffic import TrafficGenerator, default_pattern
@@ -64,16 +65,15 @@ def _ports(base: int) -> tuple[int, int, int]:
 
 def _start(args: argparse.Namespace) -> Simulator:
     if args.speedup <= 0 or args.phase <= 0 or args.tokens <= 0 or not 0 <= args.port <= 65533:
-        raise SystemExit("spectop demo: --speedup, --phase and --tokens must be positive, --port 0-65533")
+        raise SpectopError("demo: --speedup, --phase and --tokens must be positive, --port 0-65533",
+                           "e.g. spectop demo --port 9000")
     try:
         return Simulator(args.profile, seed=args.seed, speedup=args.speedup, ports=_ports(args.port)).start()
     except KeyError as exc:
-        raise SystemExit(f"spectop demo: {exc.args[0]}") from None
+        raise SpectopError(f"demo: {exc.args[0]}", "see spectop demo --help for the profiles") from None
     except OSError as exc:
-        raise SystemExit(
-            f"spectop demo: cannot listen on ports {args.port}-{args.port + 2} ({exc.strerror}); "
-            "pick another --port, or 0 for free ports"
-        ) from None
+        raise SpectopError(f"demo: cannot listen on ports {args.port}-{args.port + 2} ({exc.strerror})",
+                           "pick another --port, or 0 for free ports") from None
 
 
 def _wait(seconds: float, tick: Any = None) -> None:

@@ -67,7 +67,7 @@ def test_port_in_use_is_one_clear_line() -> None:
         port = int(sim.plain_url.rsplit(":", 1)[1])
         proc = _spectop("--serve-only", "--port", str(port))
         out, err = proc.communicate(timeout=15)
-    assert proc.returncode != 0 and out == ""
+    assert proc.returncode == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and "--port" in err
 
 
