@@ -69,7 +69,9 @@ def test_energy_under_a_constant_load_is_the_calibrated_power() -> None:
         meter = Meter(sim.meter_url)
         time.sleep(0.05)
         a0, e0, b0 = _bracketed_read(meter)
-        time.sleep(0.4)
+        # long enough that the uncertainty of when each read happened (half its round trip, more on
+        # a loaded machine) stays a few per cent of the interval
+        time.sleep(1.5)
         a1, e1, b1 = _bracketed_read(meter)
         assert sim.plain.live().busy_slots == 2
         watts = (e1 - e0) / ((a1 + b1) / 2 - (a0 + b0) / 2) / 1000 / sim.speedup
