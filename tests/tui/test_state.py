@@ -13,3 +13,21 @@ def test_slot_rates_between_polls():
     # slot 0 grew by 30 in 0.5 s; slot 1 started a new task; slot 2 was idle before
     assert slot_rates(prev, cur) == {0: 60.0}
     assert slot_rates(None, cur) == {}
+
+
+def test_live_energy_pauses_for_a_sweep_and_restarts_after_it():
+    from tui.state import LiveState
+
+    state = LiveState()
+    for i in range(101):
+        state.add_power(i / 10, 40.0, 4.0 * i)
+    for t in range(1, 11):
+        state.add_snapshot(ServerSnapshot(url="u", backend="llama.cpp", taken_at_s=float(t), status="ok",
+                                          window_s=1.0, window_tokens=100, slots_busy=1))
+    assert state.energy_view().mj_per_token == 400.0
+    state.sweep_started()
+    paused = state.energy_view()
+    assert paused.mj_per_token is None and "sweep running" in paused.verdict
+    state.sweep_ended(8.0)  # the meter saw both arms until here: only later polls count
+    after = state.energy_view()
+    assert after.tokens == 200 and after.window_s == 2.0
