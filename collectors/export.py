@@ -19,8 +19,13 @@ def _round(value: float | None, digits: int = 4) -> float | None:
 
 
 def tail_dict(tail: Tail) -> dict[str, Any]:
-    return {"count": tail.count, "p50_ms": _round(tail.p50_ms), "p95_ms": _round(tail.p95_ms),
-            "p99_ms": _round(tail.p99_ms), "max_ms": _round(tail.max_ms)}
+    return {
+        "count": tail.count,
+        "p50_ms": _round(tail.p50_ms),
+        "p95_ms": _round(tail.p95_ms),
+        "p99_ms": _round(tail.p99_ms),
+        "max_ms": _round(tail.max_ms),
+    }
 
 
 def snapshot_dict(snap: ServerSnapshot) -> dict[str, Any]:
@@ -80,7 +85,9 @@ def request_dict(record: RequestRecord) -> dict[str, Any]:
     }
 
 
-def energy_dict(sampler: Sampler | None, t0_s: float, t1_s: float, tokens: int | None) -> dict[str, Any] | None:
+def energy_dict(
+    sampler: Sampler | None, t0_s: float, t1_s: float, tokens: int | None
+) -> dict[str, Any] | None:
     """Energy over [t0, t1] from a running sampler, with the meter's identity; None without a meter."""
     if sampler is None:
         return None

@@ -53,8 +53,12 @@ class SpectopExporter(Collector):
             power = self.live.power[-1] if self.live.power else None
         info = self.sampler.meter.info if self.sampler else None
         names = ["server", "backend", "meter", "method"]
-        values = [getattr(self.collector, "url", ""), snap.backend if snap else "unknown",
-                  info.name if info else "none", info.method if info else "none"]
+        values = [
+            getattr(self.collector, "url", ""),
+            snap.backend if snap else "unknown",
+            info.name if info else "none",
+            info.method if info else "none",
+        ]
 
         def gauge(name: str, doc: str, value: float | None) -> Iterator[Metric]:
             if value is not None:
@@ -64,20 +68,33 @@ class SpectopExporter(Collector):
 
         yield from gauge("up", "1 when the server answered the last poll", 1.0 if snap and snap.ok else 0.0)
         if snap is not None:
-            yield from gauge("drafting", "1 when the server drafts", None if snap.drafting is None else float(snap.drafting))
-            yield from gauge("tokens_per_second", "tokens generated per second, in-flight requests included", snap.live_tok_s)
+            yield from gauge(
+                "drafting",
+                "1 when the server drafts",
+                None if snap.drafting is None else float(snap.drafting),
+            )
+            yield from gauge(
+                "tokens_per_second",
+                "tokens generated per second, in-flight requests included",
+                snap.live_tok_s,
+            )
             yield from gauge("busy_slots", "requests running now", snap.slots_busy)
             yield from gauge("slots", "request slots the server has", snap.slots_total)
             yield from gauge("draft_acceptance_ratio", "accepted over drafted tokens", snap.acceptance)
-            yield from gauge("mean_committed_advance", "tokens committed per verify step (G)", snap.mean_advance)
+            yield from gauge(
+                "mean_committed_advance", "tokens committed per verify step (G)", snap.mean_advance
+            )
             yield from gauge("verified_width", "positions verified per step", snap.verified_width)
         yield from gauge("requests_per_decode", "requests per target forward pass (the actual batch)", batch)
         yield from gauge("power_watts", "power now, from the meter", power.power_w if power else None)
         yield from gauge("idle_power_watts", "idle baseline", idle_w)
         yield from gauge("mj_per_token", "window joules over window tokens, gross", rolling.mj_per_token)
-        yield from gauge("net_mj_per_token", "window joules above idle over window tokens", rolling.net_mj_per_token)
+        yield from gauge(
+            "net_mj_per_token", "window joules above idle over window tokens", rolling.net_mj_per_token
+        )
         if power is not None:
-            counter = CounterMetricFamily("spectop_energy_joules", "energy the meter counted since spectop started",
-                                          labels=names)
+            counter = CounterMetricFamily(
+                "spectop_energy_joules", "energy the meter counted since spectop started", labels=names
+            )
             counter.add_metric(values, power.energy_j)
             yield counter

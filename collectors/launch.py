@@ -210,8 +210,9 @@ class ServerProcess:
                     env=self.env,
                     start_new_session=(os.name == "posix"),
                     # the death signal follows the starting *thread*: only ask for it from the main one
-                    preexec_fn=_die_with_parent if _PRCTL is not None and
-                    threading.current_thread() is threading.main_thread() else None,
+                    preexec_fn=_die_with_parent
+                    if _PRCTL is not None and threading.current_thread() is threading.main_thread()
+                    else None,
                 )
             except OSError as exc:
                 raise SpectopError(

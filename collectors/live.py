@@ -55,14 +55,19 @@ class LiveLedger:
         self.power.append(PowerPoint(t_s, power_w, energy_j))
 
     def energy_between_j(self, t0_s: float, t1_s: float) -> float | None:
-        return ledger.window_energy_j([p.t_s for p in self.power], [p.energy_j for p in self.power], t0_s, t1_s)
+        return ledger.window_energy_j(
+            [p.t_s for p in self.power], [p.energy_j for p in self.power], t0_s, t1_s
+        )
 
     def idle_w(self) -> float | None:
         """The known baseline, else the median power over polls where no slot was busy (10+ readings)."""
         if self.known_idle_w is not None:
             return self.known_idle_w
-        spans = [(s.taken_at_s - (s.window_s or 0), s.taken_at_s) for s in self.snapshots
-                 if s.window_s and s.slots_busy == 0 and not s.window_tokens]
+        spans = [
+            (s.taken_at_s - (s.window_s or 0), s.taken_at_s)
+            for s in self.snapshots
+            if s.window_s and s.slots_busy == 0 and not s.window_tokens
+        ]
         samples = [p.power_w for p in self.power if any(a <= p.t_s <= b for a, b in spans)]
         return statistics.median(samples) if len(samples) >= 10 else None
 
@@ -72,9 +77,14 @@ class LiveLedger:
             return RollingEnergy(None, None, 0, None, None)
         # polls and meter readings arrive on their own schedules: end where both have data
         t_end = min(self.snapshots[-1].taken_at_s, self.power[-1].t_s)
-        window = [s for s in self.snapshots if s.window_s and s.taken_at_s <= t_end
-                  and t_end - s.taken_at_s < self.energy_window_s
-                  and s.taken_at_s - s.window_s >= self.live_since_s]
+        window = [
+            s
+            for s in self.snapshots
+            if s.window_s
+            and s.taken_at_s <= t_end
+            and t_end - s.taken_at_s < self.energy_window_s
+            and s.taken_at_s - s.window_s >= self.live_since_s
+        ]
         if not window:
             return RollingEnergy(None, None, 0, None, None)
         tokens = sum(s.window_tokens or 0 for s in window)
@@ -82,14 +92,20 @@ class LiveLedger:
         energy = self.energy_between_j(max(t0, self.power[0].t_s), t1)
         gross = ledger.mj_per_token(energy, tokens) if energy is not None else None
         idle = self.idle_w()
-        net = (ledger.mj_per_token(ledger.net_energy_j(energy, idle, t1 - t0), tokens)
-               if energy is not None and idle is not None else None)
+        net = (
+            ledger.mj_per_token(ledger.net_energy_j(energy, idle, t1 - t0), tokens)
+            if energy is not None and idle is not None
+            else None
+        )
         return RollingEnergy(t1 - t0, energy, tokens, gross, net)
 
     def current_batch(self) -> float | None:
         """Requests per decode over the last polls, else the busy slots now."""
-        recent = [s.busy_slots_per_decode for s in list(self.snapshots)[-10:]
-                  if s.busy_slots_per_decode and s.taken_at_s - (s.window_s or 0) >= self.live_since_s]
+        recent = [
+            s.busy_slots_per_decode
+            for s in list(self.snapshots)[-10:]
+            if s.busy_slots_per_decode and s.taken_at_s - (s.window_s or 0) >= self.live_since_s
+        ]
         if recent:
             return statistics.fmean(recent)
         snap = self.latest

@@ -112,7 +112,9 @@ def feed_openai(state: StreamState, t_s: float, payload: dict[str, Any]) -> None
     text = ""
     for choice in payload.get("choices") or []:
         delta = choice.get("delta") or choice.get("message") or {}  # a non-streamed answer has "message"
-        text += (delta.get("content") or "") + (delta.get("reasoning_content") or "") + (choice.get("text") or "")
+        text += (
+            (delta.get("content") or "") + (delta.get("reasoning_content") or "") + (choice.get("text") or "")
+        )
         if choice.get("finish_reason"):
             state.finish_reason = choice["finish_reason"]
     state.add_tokens(t_s, cumulative, text, _step_key(timings))

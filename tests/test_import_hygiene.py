@@ -45,8 +45,12 @@ def test_ruff_bans_ui_imports_under_collectors(tmp_path):
     probe = ROOT / "collectors" / "_hygiene_probe.py"
     probe.write_text("import rich\nfrom textual.app import App\n")
     try:
-        out = subprocess.run([sys.executable, "-m", "ruff", "check", "--select", "TID251", str(probe)],
-                             capture_output=True, text=True, cwd=ROOT)
+        out = subprocess.run(
+            [sys.executable, "-m", "ruff", "check", "--select", "TID251", str(probe)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+        )
     finally:
         probe.unlink()
     assert out.returncode != 0 and out.stdout.count("TID251") == 2

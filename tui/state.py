@@ -83,8 +83,14 @@ class LiveState(LiveLedger):
             # the meter sees both arms of the sweep; the watched server's tokens are not all of them
             return EnergyView(None, None, None, 0, batch, "sweep running: live energy resumes after it")
         r = self.rolling()
-        return EnergyView(r.window_s, r.mj_per_token, r.net_mj_per_token, r.tokens, batch,
-                          self.verdict(r.mj_per_token, batch))
+        return EnergyView(
+            r.window_s,
+            r.mj_per_token,
+            r.net_mj_per_token,
+            r.tokens,
+            batch,
+            self.verdict(r.mj_per_token, batch),
+        )
 
     def verdict(self, mj_per_token: float | None, batch: float | None) -> str:
         """Live drafting mJ/token against the last sweep's plain curve at the current batch."""
@@ -101,16 +107,24 @@ class LiveState(LiveLedger):
             if ratio is None:
                 return "this server does not draft"
             return f"not drafting; at {batch:.1f} requests drafting would " + _change(ratio)
-        return f"drafting {_change(mj_per_token / plain)} at {batch:.1f} requests (vs the sweep's plain curve)"
+        return (
+            f"drafting {_change(mj_per_token / plain)} at {batch:.1f} requests (vs the sweep's plain curve)"
+        )
 
     def _attribute(self, record: RequestRecord) -> None:
         # split meter intervals among spectop's own requests by tokens each committed in them
-        requests = [r for r in self.records.values() if r.t_done_s > record.t_send_s and r.t_send_s < record.t_done_s]
+        requests = [
+            r for r in self.records.values() if r.t_done_s > record.t_send_s and r.t_send_s < record.t_done_s
+        ]
         points = [p for p in self.power if record.t_send_s - 1 <= p.t_s <= record.t_done_s + 1]
         if len(points) < 2 or not record.committed_tokens:
             return
-        activity = [ledger.RequestActivity(r.request_id, r.t_send_s, r.t_done_s,
-                                           tuple((e.t_s, e.n_tokens) for e in r.events)) for r in requests]
+        activity = [
+            ledger.RequestActivity(
+                r.request_id, r.t_send_s, r.t_done_s, tuple((e.t_s, e.n_tokens) for e in r.events)
+            )
+            for r in requests
+        ]
         joules, _ = ledger.attribute_energy_j([p.t_s for p in points], [p.energy_j for p in points], activity)
         self.attributed_mj[record.request_id] = 1000 * joules[record.request_id] / record.committed_tokens
 
@@ -120,8 +134,11 @@ def slot_rates(prev: ServerSnapshot | None, cur: ServerSnapshot) -> dict[int, fl
     if prev is None or not cur.window_s:
         return {}
     before = dict(prev.busy_slot_tokens)
-    return {slot: (n - before[slot]) / cur.window_s for slot, n in cur.busy_slot_tokens
-            if slot in before and n >= before[slot]}
+    return {
+        slot: (n - before[slot]) / cur.window_s
+        for slot, n in cur.busy_slot_tokens
+        if slot in before and n >= before[slot]
+    }
 
 
 def _change(ratio: float) -> str:

@@ -179,7 +179,9 @@ class Sampler:
             samples = list(self._samples)
         info = self.meter.info
         effective_s = max(info.update_period_s, self.period_s)
-        short = (t1_s - t0_s) < SHORT_WINDOW_PERIODS * effective_s * (1 - 1e-9)  # a window of exactly 10 periods is not short
+        short = (t1_s - t0_s) < SHORT_WINDOW_PERIODS * effective_s * (
+            1 - 1e-9
+        )  # a window of exactly 10 periods is not short
         ts = [s.t_s for s in samples]
         covered = bool(samples) and ts[0] <= t0_s and ts[-1] >= t1_s
         a, b = (max(t0_s, ts[0]), min(t1_s, ts[-1])) if samples else (t0_s, t0_s)

@@ -13,8 +13,16 @@ from collectors.servers.snapshot import ServerSnapshot
 from collectors.servers.vllm import VllmCollector
 
 __all__ = [
-    "BACKENDS", "Collector", "LlamaCppCollector", "ServerSnapshot", "SglangCollector", "SglangSnapshot",
-    "VllmCollector", "check_url", "detect", "open_collector",
+    "BACKENDS",
+    "Collector",
+    "LlamaCppCollector",
+    "ServerSnapshot",
+    "SglangCollector",
+    "SglangSnapshot",
+    "VllmCollector",
+    "check_url",
+    "detect",
+    "open_collector",
 ]
 
 BACKENDS = {"llama.cpp": LlamaCppCollector, "vllm": VllmCollector, "sglang": SglangCollector}
@@ -33,14 +41,16 @@ class Collector(Protocol):
     async def aclose(self) -> None: ...
 
 
-def open_collector(url: str, backend: str, client: httpx.AsyncClient | None = None,
-                   api_key: str | None = None) -> Collector:
+def open_collector(
+    url: str, backend: str, client: httpx.AsyncClient | None = None, api_key: str | None = None
+) -> Collector:
     """The collector for `backend` ("llama.cpp", "vllm" or "sglang", as `detect` names them)."""
     try:
         cls = BACKENDS[backend]
     except KeyError:
-        raise SpectopError(f"no collector for a {backend!r} server",
-                           "spectop reads llama-server, vLLM and SGLang") from None
+        raise SpectopError(
+            f"no collector for a {backend!r} server", "spectop reads llama-server, vLLM and SGLang"
+        ) from None
     return cls(check_url(url), client=client, api_key=api_key)
 
 

@@ -36,8 +36,14 @@ class AutoCollector:
                 self.backend = await detect(self.url, self._client)
             except SpectopError as exc:
                 status = "unreachable" if "cannot reach" in exc.what else "error"
-                return ServerSnapshot(url=self.url, backend="unknown", taken_at_s=time.monotonic(),
-                                      status=status, error=exc.what, fix=exc.fix)
+                return ServerSnapshot(
+                    url=self.url,
+                    backend="unknown",
+                    taken_at_s=time.monotonic(),
+                    status=status,
+                    error=exc.what,
+                    fix=exc.fix,
+                )
             self._inner = _make(self.url, self.backend, self._client)
         return await self._inner.poll()
 

@@ -14,8 +14,13 @@ class PolledCollector:
 
     backend = ""
 
-    def __init__(self, url: str, client: httpx.AsyncClient | None = None, api_key: str | None = None,
-                 timeout_s: float = 3.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        client: httpx.AsyncClient | None = None,
+        api_key: str | None = None,
+        timeout_s: float = 3.0,
+    ) -> None:
         self.url = url.rstrip("/")
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
         self._client = client or httpx.AsyncClient(timeout=timeout_s, headers=headers)

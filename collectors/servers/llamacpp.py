@@ -158,9 +158,17 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
         window_tokens=tokens,
         live_tok_s=tokens / window_s if window_s > 0 and cur.slots is not None else None,
         live_tok_s_exact=exact,
-        window_drafted=_delta(prev.metric("spec_decode_num_draft_tokens_total"), cur.metric("spec_decode_num_draft_tokens_total")),
-        window_accepted=_delta(prev.metric("spec_decode_num_accepted_tokens_total"), cur.metric("spec_decode_num_accepted_tokens_total")),
-        window_steps=_delta(prev.metric("spec_decode_num_drafts_total"), cur.metric("spec_decode_num_drafts_total")),
+        window_drafted=_delta(
+            prev.metric("spec_decode_num_draft_tokens_total"),
+            cur.metric("spec_decode_num_draft_tokens_total"),
+        ),
+        window_accepted=_delta(
+            prev.metric("spec_decode_num_accepted_tokens_total"),
+            cur.metric("spec_decode_num_accepted_tokens_total"),
+        ),
+        window_steps=_delta(
+            prev.metric("spec_decode_num_drafts_total"), cur.metric("spec_decode_num_drafts_total")
+        ),
         busy_slots_per_decode=window_busy_per_decode(prev, cur),
     )
     before_pos, after_pos = prev.per_position(), cur.per_position()
@@ -194,19 +202,24 @@ class LlamaCppCollector(PolledCollector):
 
     backend = BACKEND
 
-
     async def fetch(self) -> RawPoll:
         """One raw poll of all four endpoints, concurrently. Never raises for HTTP trouble."""
         t_s = time.monotonic()
         get = self._client.get
         try:
             health, props, slots, metrics = await asyncio.gather(
-                get(self.url + "/health"), get(self.url + "/props"), get(self.url + "/slots"),
+                get(self.url + "/health"),
+                get(self.url + "/props"),
+                get(self.url + "/slots"),
                 get(self.url + "/metrics"),
             )
         except httpx.TransportError as exc:
-            return RawPoll(t_s, status="unreachable", error=f"cannot reach {self.url} ({type(exc).__name__})",
-                           fix="start llama-server there, or pass --server URL")
+            return RawPoll(
+                t_s,
+                status="unreachable",
+                error=f"cannot reach {self.url} ({type(exc).__name__})",
+                fix="start llama-server there, or pass --server URL",
+            )
         raw = RawPoll(t_s)
         if health.status_code == 503:
             raw.status, raw.error = "loading", "the server is loading its model"

@@ -17,8 +17,9 @@ Key = tuple[tuple[str, str], ...]
 Keep = Callable[[Mapping[str, str]], bool]
 
 
-def series(samples: Samples | None, name: str, keep: Keep | None = None,
-           dedupe: Iterable[str] = ()) -> dict[Key, float]:
+def series(
+    samples: Samples | None, name: str, keep: Keep | None = None, dedupe: Iterable[str] = ()
+) -> dict[Key, float]:
     """Value by label set, `dedupe` labels left out; of series equal without them, the first counts.
 
     `dedupe` is for copies of one figure (SGLang publishes one per tp_rank with
@@ -35,15 +36,17 @@ def series(samples: Samples | None, name: str, keep: Keep | None = None,
     return out
 
 
-def total(samples: Samples | None, name: str, keep: Keep | None = None,
-          dedupe: Iterable[str] = ()) -> float | None:
+def total(
+    samples: Samples | None, name: str, keep: Keep | None = None, dedupe: Iterable[str] = ()
+) -> float | None:
     """The sum over label sets, or None when the metric is absent."""
     rows = series(samples, name, keep, dedupe)
     return sum(rows.values()) if rows else None
 
 
-def by_label(samples: Samples | None, name: str, label: str, keep: Keep | None = None,
-             dedupe: Iterable[str] = ()) -> dict[str, float]:
+def by_label(
+    samples: Samples | None, name: str, label: str, keep: Keep | None = None, dedupe: Iterable[str] = ()
+) -> dict[str, float]:
     """Sums grouped by one label's value (e.g. per draft `position`, summed over engines)."""
     out: dict[str, float] = {}
     for key, value in series(samples, name, keep, dedupe).items():
@@ -52,8 +55,9 @@ def by_label(samples: Samples | None, name: str, label: str, keep: Keep | None =
     return out
 
 
-def delta(prev: Samples | None, cur: Samples | None, name: str, keep: Keep | None = None,
-          dedupe: Iterable[str] = ()) -> float | None:
+def delta(
+    prev: Samples | None, cur: Samples | None, name: str, keep: Keep | None = None, dedupe: Iterable[str] = ()
+) -> float | None:
     """Growth between two scrapes summed over label sets; None when either scrape lacks it all."""
     if prev is None or cur is None:
         return None
@@ -64,8 +68,13 @@ def delta(prev: Samples | None, cur: Samples | None, name: str, keep: Keep | Non
     return sum(value - before.get(key, 0.0) for key, value in after.items())
 
 
-def went_back(prev: Samples | None, cur: Samples | None, names: Iterable[str],
-              keep: Keep | None = None, dedupe: Iterable[str] = ()) -> bool:
+def went_back(
+    prev: Samples | None,
+    cur: Samples | None,
+    names: Iterable[str],
+    keep: Keep | None = None,
+    dedupe: Iterable[str] = (),
+) -> bool:
     """True when any counter series present in both scrapes is lower now: a restart."""
     if prev is None or cur is None:
         return False
@@ -81,8 +90,11 @@ def stamps_changed(prev: Samples | None, cur: Samples | None, prefix: str) -> bo
     """True when a `<prefix>…_created` stamp or process_start_time_seconds differs between scrapes."""
     if prev is None or cur is None:
         return False
-    names = [n for n in cur if (n.startswith(prefix) and n.endswith("_created"))
-             or n == "process_start_time_seconds"]
+    names = [
+        n
+        for n in cur
+        if (n.startswith(prefix) and n.endswith("_created")) or n == "process_start_time_seconds"
+    ]
     for name in names:
         before = series(prev, name)
         for key, value in series(cur, name).items():

@@ -115,7 +115,9 @@ def drafting(raw: RawPoll) -> bool | None:
         return bool(raw.info["speculative_algorithm"])
     if any(load.get("speculative") for load in raw.loads or []):  # a section only spec servers fill
         return True
-    if (series.total(raw.metrics, VERIFY_CALLS) or 0) > 0 or (weighted_gauge(raw, "sglang:spec_accept_length") or 0) > 0:
+    if (series.total(raw.metrics, VERIFY_CALLS) or 0) > 0 or (
+        weighted_gauge(raw, "sglang:spec_accept_length") or 0
+    ) > 0:
         return True
     return None
 
@@ -133,24 +135,44 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> SglangSnapshot:
     waiting = waiting if waiting is not None else cur.scheduler_total("sglang:num_queue_reqs")
     length_gauge = weighted_gauge(cur, "sglang:spec_accept_length")
     window_done = length_gauge is not None and length_gauge >= 1.0  # 0 until the first 40 iterations
-    rate = (weighted_gauge(cur, "sglang:spec_accept_rate") if window_done
-            else sglang_json.loads_spec(cur.loads, "accept_rate"))
+    rate = (
+        weighted_gauge(cur, "sglang:spec_accept_rate")
+        if window_done
+        else sglang_json.loads_spec(cur.loads, "accept_rate")
+    )
     base: dict[str, Any] = dict(
-        url=url, backend=BACKEND, taken_at_s=cur.t_s, status=cur.status, error=cur.error, fix=cur.fix,
+        url=url,
+        backend=BACKEND,
+        taken_at_s=cur.t_s,
+        status=cur.status,
+        error=cur.error,
+        fix=cur.fix,
         model=sglang_json.str_field(cur.info, "served_model_name", "model_path")
         or series.label_value(cur.metrics, PREFIX, "model_name"),
-        build=sglang_json.str_field(cur.info, "version"), slots_total=sglang_json.slots_total(cur.loads, cur.info),
-        slots_busy=series.as_int(running), n_ctx_slot=sglang_json.int_field(cur.info, "context_length"),
-        drafting=drafting(cur), spec_types=sglang_json.spec_types(cur.info),
-        requests_processing=series.as_int(running), requests_deferred=series.as_int(waiting),
+        build=sglang_json.str_field(cur.info, "version"),
+        slots_total=sglang_json.slots_total(cur.loads, cur.info),
+        slots_busy=series.as_int(running),
+        n_ctx_slot=sglang_json.int_field(cur.info, "context_length"),
+        drafting=drafting(cur),
+        spec_types=sglang_json.spec_types(cur.info),
+        requests_processing=series.as_int(running),
+        requests_deferred=series.as_int(waiting),
         tokens_predicted_total=series.as_int(series.total(cur.metrics, GENERATED)),
         steps_total=series.as_int(series.total(cur.metrics, VERIFY_CALLS)),
-        metrics_status=cur.metrics_status, slots_status=cur.loads_status,
-        accept_rate_gauge=rate, accept_length_gauge=length_gauge if window_done else None,
+        metrics_status=cur.metrics_status,
+        slots_status=cur.loads_status,
+        accept_rate_gauge=rate,
+        accept_length_gauge=length_gauge if window_done else None,
         accept_length_lifetime=sglang_json.lifetime_accept_length(cur.loads, cur.info),
         verify_width_tokens=_width(cur),
     )
-    if prev is None or prev.status != "ok" or cur.status != "ok" or prev.metrics is None or cur.metrics is None:
+    if (
+        prev is None
+        or prev.status != "ok"
+        or cur.status != "ok"
+        or prev.metrics is None
+        or cur.metrics is None
+    ):
         return SglangSnapshot(**base)
     if restarted(prev, cur):
         return SglangSnapshot(**base, restarted=True)
@@ -191,8 +213,13 @@ class SglangCollector(PolledCollector):
 
     backend = BACKEND
 
-    def __init__(self, url: str, client: httpx.AsyncClient | None = None, api_key: str | None = None,
-                 timeout_s: float = 3.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        client: httpx.AsyncClient | None = None,
+        api_key: str | None = None,
+        timeout_s: float = 3.0,
+    ) -> None:
         super().__init__(url, client, api_key, timeout_s)
         self._info: dict[str, Any] | None = None  # /server_info, read once per server start
 
@@ -209,19 +236,26 @@ class SglangCollector(PolledCollector):
         get = self._client.get
         try:
             health, loads, metrics = await asyncio.gather(
-                get(self.url + "/health"), get(self.url + "/v1/loads"), get(self.url + "/metrics"))
+                get(self.url + "/health"), get(self.url + "/v1/loads"), get(self.url + "/metrics")
+            )
             if self._info is None:
                 self._info = await self._server_info()
         except httpx.TransportError as exc:
-            return RawPoll(t_s, status="unreachable", error=f"cannot reach {self.url} ({type(exc).__name__})",
-                           fix="start SGLang there (python -m sglang.launch_server), or pass --server URL")
+            return RawPoll(
+                t_s,
+                status="unreachable",
+                error=f"cannot reach {self.url} ({type(exc).__name__})",
+                fix="start SGLang there (python -m sglang.launch_server), or pass --server URL",
+            )
         raw = RawPoll(t_s, info=self._info)
         if health.status_code == 503:
             raw.status, raw.error = "loading", "the server is not ready yet (/health answered 503)"
         elif health.status_code != 200:
             raw.status, raw.error = "error", f"/health answered HTTP {health.status_code}"
         body = sglang_json.body(loads)
-        raw.loads = [x for x in body.get("loads") or [] if isinstance(x, dict)] if isinstance(body, dict) else None
+        raw.loads = (
+            [x for x in body.get("loads") or [] if isinstance(x, dict)] if isinstance(body, dict) else None
+        )
         raw.loads_status = "ok" if raw.loads is not None else _http_problem(loads, "loads")
         if metrics.status_code != 200:
             raw.metrics_status = _http_problem(metrics, "metrics")

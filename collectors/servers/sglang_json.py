@@ -45,7 +45,9 @@ def loads_total(loads: Loads, key: str) -> float | None:
 
 def loads_spec(loads: Loads, key: str) -> float | None:
     """`speculative.<key>` over DP ranks, weighted by running requests; zeros mean "not measured"."""
-    rows = [((load.get("speculative") or {}).get(key), load.get("num_running_reqs") or 0) for load in loads or []]
+    rows = [
+        ((load.get("speculative") or {}).get(key), load.get("num_running_reqs") or 0) for load in loads or []
+    ]
     rows = [(v, w if _number(w) else 0) for v, w in rows if _number(v) and v > 0]
     if not rows:
         return None
@@ -69,8 +71,11 @@ def spec_types(info: Info) -> str | None:
     if not info.get("speculative_algorithm"):
         return None
     parts = [str(info["speculative_algorithm"])]
-    for key, short in (("speculative_num_steps", "steps"), ("speculative_eagle_topk", "topk"),
-                       ("speculative_num_draft_tokens", "draft_tokens")):
+    for key, short in (
+        ("speculative_num_steps", "steps"),
+        ("speculative_eagle_topk", "topk"),
+        ("speculative_num_draft_tokens", "draft_tokens"),
+    ):
         if info.get(key) is not None:
             parts.append(f"{short}={info[key]}")
     return " ".join(parts)
@@ -81,8 +86,11 @@ def slots_total(loads: Loads, info: Info) -> int | None:
     from_loads = loads_total(loads, "max_running_requests")
     if from_loads:
         return int(from_loads)
-    per_dp = [s.get("effective_max_running_requests_per_dp") for s in (info or {}).get("internal_states") or []
-              if isinstance(s, dict)]
+    per_dp = [
+        s.get("effective_max_running_requests_per_dp")
+        for s in (info or {}).get("internal_states") or []
+        if isinstance(s, dict)
+    ]
     if per_dp and all(isinstance(v, int) for v in per_dp):
         return sum(per_dp)
     return int_field(info, "max_running_requests")

@@ -89,8 +89,9 @@ def spec_types(raw: RawPoll) -> str | None:
 
 def restarted(prev: RawPoll, cur: RawPoll) -> bool:
     """A changed `_created` or process start stamp, or any counter series going backwards."""
-    return (series.stamps_changed(prev.metrics, cur.metrics, PREFIX)
-            or series.went_back(prev.metrics, cur.metrics, COUNTERS))
+    return series.stamps_changed(prev.metrics, cur.metrics, PREFIX) or series.went_back(
+        prev.metrics, cur.metrics, COUNTERS
+    )
 
 
 def _model(raw: RawPoll) -> str | None:
@@ -119,20 +120,38 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
     """A snapshot from the current poll, with window figures when a previous poll exists."""
     running = series.as_int(cur.total(RUNNING))
     base: dict[str, Any] = dict(
-        url=url, backend=BACKEND, taken_at_s=cur.t_s, status=cur.status, error=cur.error, fix=cur.fix,
-        model=_model(cur), build=cur.version, slots_total=_max_num_seqs(cur),
-        slots_busy=running, n_ctx_slot=_max_model_len(cur),
-        drafting=drafting(cur), spec_types=spec_types(cur),
-        requests_processing=running, requests_deferred=series.as_int(cur.total(WAITING)),
+        url=url,
+        backend=BACKEND,
+        taken_at_s=cur.t_s,
+        status=cur.status,
+        error=cur.error,
+        fix=cur.fix,
+        model=_model(cur),
+        build=cur.version,
+        slots_total=_max_num_seqs(cur),
+        slots_busy=running,
+        n_ctx_slot=_max_model_len(cur),
+        drafting=drafting(cur),
+        spec_types=spec_types(cur),
+        requests_processing=running,
+        requests_deferred=series.as_int(cur.total(WAITING)),
         tokens_predicted_total=series.as_int(cur.total(GENERATED)),
         drafted_total=series.as_int(cur.total(DRAFT_TOKENS)),
         accepted_total=series.as_int(cur.total(ACCEPTED)),
         steps_total=series.as_int(cur.total(DRAFTS)),
         per_position_total=cur.per_position(),
         metrics_status=cur.metrics_status,
-        slots_status="ok" if running is not None else "unknown: vLLM reports running requests on /metrics only",
+        slots_status="ok"
+        if running is not None
+        else "unknown: vLLM reports running requests on /metrics only",
     )
-    if prev is None or prev.status != "ok" or cur.status != "ok" or prev.metrics is None or cur.metrics is None:
+    if (
+        prev is None
+        or prev.status != "ok"
+        or cur.status != "ok"
+        or prev.metrics is None
+        or cur.metrics is None
+    ):
         return ServerSnapshot(**base)
     if restarted(prev, cur):
         return ServerSnapshot(**base, restarted=True)
@@ -193,8 +212,13 @@ class VllmCollector(PolledCollector):
 
     backend = BACKEND
 
-    def __init__(self, url: str, client: httpx.AsyncClient | None = None, api_key: str | None = None,
-                 timeout_s: float = 3.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        client: httpx.AsyncClient | None = None,
+        api_key: str | None = None,
+        timeout_s: float = 3.0,
+    ) -> None:
         super().__init__(url, client, api_key, timeout_s)
         self._identity: dict[str, Any] | None = None  # version, models, config: read once per start
 
@@ -206,21 +230,32 @@ class VllmCollector(PolledCollector):
             health, metrics = await asyncio.gather(get(self.url + "/health"), get(self.url + "/metrics"))
             if self._identity is None:
                 version, models, info = await asyncio.gather(
-                    get(self.url + "/version"), get(self.url + "/v1/models"),
-                    get(self.url + "/server_info", params={"config_format": "json"}))
-                self._identity = dict(version=(_json(version) or {}).get("version"),
-                                      models=(_json(models) or {}).get("data"),
-                                      config=(_json(info) or {}).get("vllm_config"))
+                    get(self.url + "/version"),
+                    get(self.url + "/v1/models"),
+                    get(self.url + "/server_info", params={"config_format": "json"}),
+                )
+                self._identity = dict(
+                    version=(_json(version) or {}).get("version"),
+                    models=(_json(models) or {}).get("data"),
+                    config=(_json(info) or {}).get("vllm_config"),
+                )
         except httpx.TransportError as exc:
-            return RawPoll(t_s, status="unreachable", error=f"cannot reach {self.url} ({type(exc).__name__})",
-                           fix="start vLLM there (vllm serve MODEL), or pass --server URL")
+            return RawPoll(
+                t_s,
+                status="unreachable",
+                error=f"cannot reach {self.url} ({type(exc).__name__})",
+                fix="start vLLM there (vllm serve MODEL), or pass --server URL",
+            )
         raw = RawPoll(t_s)
         identity = self._identity
         raw.version = identity["version"] if isinstance(identity["version"], str) else None
         raw.models = identity["models"] if isinstance(identity["models"], list) else None
         raw.config = identity["config"] if isinstance(identity["config"], dict) else None
         if health.status_code != 200:
-            raw.status, raw.error = "error", f"/health answered HTTP {health.status_code}: the engine is not healthy"
+            raw.status, raw.error = (
+                "error",
+                f"/health answered HTTP {health.status_code}: the engine is not healthy",
+            )
         if metrics.status_code != 200:
             raw.metrics_status = _http_problem(metrics)
             return raw
@@ -243,6 +278,10 @@ class VllmCollector(PolledCollector):
         """Requests running right now (summed over engines); None when /metrics does not say."""
         try:
             resp = await self._client.get(self.url + "/metrics")
-            return series.as_int(series.total(promtext.parse(resp.text), RUNNING)) if resp.status_code == 200 else None
+            return (
+                series.as_int(series.total(promtext.parse(resp.text), RUNNING))
+                if resp.status_code == 200
+                else None
+            )
         except (httpx.TransportError, ValueError):
             return None

@@ -32,30 +32,87 @@ def f32(x: float) -> float:
 
 # (key, default, in the compact form too); floats are float32 on the server.
 _PARAMS: tuple[tuple[str, Any, bool], ...] = (
-    ("seed", 4294967295, True), ("temperature", f32(0.8), True), ("dynatemp_range", 0.0, True),
-    ("dynatemp_exponent", 1.0, True), ("top_k", 40, True), ("top_p", f32(0.95), True),
-    ("min_p", f32(0.05), True), ("top_n_sigma", -1.0, True), ("xtc_probability", 0.0, True),
-    ("xtc_threshold", f32(0.1), True), ("typical_p", 1.0, True), ("repeat_last_n", 64, True),
-    ("repeat_penalty", 1.0, True), ("presence_penalty", 0.0, True), ("frequency_penalty", 0.0, True),
-    ("dry_multiplier", 0.0, True), ("dry_base", 1.75, True), ("dry_allowed_length", 2, True),
-    ("dry_penalty_last_n", 64, True), ("dry_sequence_breakers", ["\n", ":", '"', "*"], False),
-    ("mirostat", 0, True), ("mirostat_tau", 5.0, True), ("mirostat_eta", f32(0.1), True),
-    ("adaptive_target", -1.0, True), ("adaptive_decay", f32(0.9), True), ("stop", [], False),
-    ("max_tokens", -1, True), ("n_predict", -1, True), ("n_keep", 0, True), ("n_discard", 0, True),
-    ("ignore_eos", False, True), ("stream", False, True), ("logit_bias", [], False),
-    ("n_probs", 0, True), ("min_keep", 0, True), ("grammar", "", False), ("grammar_lazy", False, False),
-    ("grammar_triggers", [], False), ("preserved_tokens", [], False),
-    ("chat_format", "Content-only", True), ("reasoning_format", "deepseek", True),
-    ("reasoning_in_content", False, True), ("generation_prompt", "", True), ("samplers", SAMPLERS, True),
-    ("speculative.types", "none", True), ("timings_per_token", False, True),
-    ("post_sampling_probs", False, True), ("backend_sampling", False, True), ("lora", [], True),
+    ("seed", 4294967295, True),
+    ("temperature", f32(0.8), True),
+    ("dynatemp_range", 0.0, True),
+    ("dynatemp_exponent", 1.0, True),
+    ("top_k", 40, True),
+    ("top_p", f32(0.95), True),
+    ("min_p", f32(0.05), True),
+    ("top_n_sigma", -1.0, True),
+    ("xtc_probability", 0.0, True),
+    ("xtc_threshold", f32(0.1), True),
+    ("typical_p", 1.0, True),
+    ("repeat_last_n", 64, True),
+    ("repeat_penalty", 1.0, True),
+    ("presence_penalty", 0.0, True),
+    ("frequency_penalty", 0.0, True),
+    ("dry_multiplier", 0.0, True),
+    ("dry_base", 1.75, True),
+    ("dry_allowed_length", 2, True),
+    ("dry_penalty_last_n", 64, True),
+    ("dry_sequence_breakers", ["\n", ":", '"', "*"], False),
+    ("mirostat", 0, True),
+    ("mirostat_tau", 5.0, True),
+    ("mirostat_eta", f32(0.1), True),
+    ("adaptive_target", -1.0, True),
+    ("adaptive_decay", f32(0.9), True),
+    ("stop", [], False),
+    ("max_tokens", -1, True),
+    ("n_predict", -1, True),
+    ("n_keep", 0, True),
+    ("n_discard", 0, True),
+    ("ignore_eos", False, True),
+    ("stream", False, True),
+    ("logit_bias", [], False),
+    ("n_probs", 0, True),
+    ("min_keep", 0, True),
+    ("grammar", "", False),
+    ("grammar_lazy", False, False),
+    ("grammar_triggers", [], False),
+    ("preserved_tokens", [], False),
+    ("chat_format", "Content-only", True),
+    ("reasoning_format", "deepseek", True),
+    ("reasoning_in_content", False, True),
+    ("generation_prompt", "", True),
+    ("samplers", SAMPLERS, True),
+    ("speculative.types", "none", True),
+    ("timings_per_token", False, True),
+    ("post_sampling_probs", False, True),
+    ("backend_sampling", False, True),
+    ("lora", [], True),
 )
 _READABLE = {
-    "seed", "temperature", "dynatemp_range", "dynatemp_exponent", "top_k", "top_p", "min_p",
-    "top_n_sigma", "xtc_probability", "xtc_threshold", "typical_p", "repeat_last_n", "repeat_penalty",
-    "presence_penalty", "frequency_penalty", "dry_multiplier", "dry_base", "dry_allowed_length",
-    "dry_penalty_last_n", "mirostat", "mirostat_tau", "mirostat_eta", "n_keep", "n_discard",
-    "ignore_eos", "stream", "n_probs", "min_keep", "timings_per_token", "post_sampling_probs",
+    "seed",
+    "temperature",
+    "dynatemp_range",
+    "dynatemp_exponent",
+    "top_k",
+    "top_p",
+    "min_p",
+    "top_n_sigma",
+    "xtc_probability",
+    "xtc_threshold",
+    "typical_p",
+    "repeat_last_n",
+    "repeat_penalty",
+    "presence_penalty",
+    "frequency_penalty",
+    "dry_multiplier",
+    "dry_base",
+    "dry_allowed_length",
+    "dry_penalty_last_n",
+    "mirostat",
+    "mirostat_tau",
+    "mirostat_eta",
+    "n_keep",
+    "n_discard",
+    "ignore_eos",
+    "stream",
+    "n_probs",
+    "min_keep",
+    "timings_per_token",
+    "post_sampling_probs",
 }
 
 
@@ -127,10 +184,15 @@ def props_json(profile: Profile, n_slots: int, n_ctx: int) -> dict[str, Any]:
         "ui_settings": {},
         "chat_template": CHAT_TEMPLATE,
         "chat_template_caps": {
-            "supports_object_arguments": False, "supports_parallel_tool_calls": False,
-            "supports_preserve_reasoning": False, "supports_reasoning_effort": False,
-            "supports_string_content": True, "supports_system_role": True,
-            "supports_tool_calls": False, "supports_tools": False, "supports_typed_content": False,
+            "supports_object_arguments": False,
+            "supports_parallel_tool_calls": False,
+            "supports_preserve_reasoning": False,
+            "supports_reasoning_effort": False,
+            "supports_string_content": True,
+            "supports_system_role": True,
+            "supports_tool_calls": False,
+            "supports_tools": False,
+            "supports_typed_content": False,
         },
         "bos_token": "<|endoftext|>",
         "eos_token": "<|im_end|>",
@@ -143,46 +205,79 @@ def props_json(profile: Profile, n_slots: int, n_ctx: int) -> dict[str, Any]:
 def models_json(profile: Profile, n_ctx: int, created: int) -> dict[str, Any]:
     name = profile.model_alias
     return {
-        "models": [{
-            "name": name, "model": name, "modified_at": "", "size": "", "digest": "", "type": "model",
-            "description": "", "tags": [""], "capabilities": ["completion"], "parameters": "",
-            "details": {
-                "parent_model": "", "format": "gguf", "family": "", "families": [""],
-                "parameter_size": "", "quantization_level": "",
-            },
-        }],
+        "models": [
+            {
+                "name": name,
+                "model": name,
+                "modified_at": "",
+                "size": "",
+                "digest": "",
+                "type": "model",
+                "description": "",
+                "tags": [""],
+                "capabilities": ["completion"],
+                "parameters": "",
+                "details": {
+                    "parent_model": "",
+                    "format": "gguf",
+                    "family": "",
+                    "families": [""],
+                    "parameter_size": "",
+                    "quantization_level": "",
+                },
+            }
+        ],
         "object": "list",
-        "data": [{
-            "id": name, "aliases": [name], "tags": [], "object": "model",
-            "architecture": {"input_modalities": ["text"], "output_modalities": ["text"]},
-            "created": created, "owned_by": "llamacpp",
-            "meta": {
-                "vocab_type": 2, "n_vocab": profile.n_vocab, "n_ctx": n_ctx,
-                "n_ctx_train": profile.n_ctx_train, "n_embd": profile.n_embd,
-                "n_params": profile.model_n_params, "size": profile.model_size_bytes,
-                "ftype": profile.model_ftype,
-            },
-        }],
+        "data": [
+            {
+                "id": name,
+                "aliases": [name],
+                "tags": [],
+                "object": "model",
+                "architecture": {"input_modalities": ["text"], "output_modalities": ["text"]},
+                "created": created,
+                "owned_by": "llamacpp",
+                "meta": {
+                    "vocab_type": 2,
+                    "n_vocab": profile.n_vocab,
+                    "n_ctx": n_ctx,
+                    "n_ctx_train": profile.n_ctx_train,
+                    "n_embd": profile.n_embd,
+                    "n_params": profile.model_n_params,
+                    "size": profile.model_size_bytes,
+                    "ftype": profile.model_ftype,
+                },
+            }
+        ],
     }
 
 
 def slot_json(view: SlotView, n_ctx: int, speculative: bool) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "id": view.id, "n_ctx": n_ctx, "speculative": speculative, "is_processing": view.is_processing,
+        "id": view.id,
+        "n_ctx": n_ctx,
+        "speculative": speculative,
+        "is_processing": view.is_processing,
     }
     if view.id_task is None:
         return out
-    out.update({
-        "id_task": view.id_task,
-        "n_prompt_tokens": view.n_prompt_tokens,
-        "n_prompt_tokens_processed": view.n_prompt_tokens_processed,
-        "n_prompt_tokens_cache": view.n_prompt_tokens_cache,
-        "params": dict(view.params),
-        "next_token": [{
-            "has_next_token": view.has_next_token, "has_new_line": view.has_new_line,
-            "n_remain": view.n_remain, "n_decoded": view.n_decoded,
-        }],
-    })
+    out.update(
+        {
+            "id_task": view.id_task,
+            "n_prompt_tokens": view.n_prompt_tokens,
+            "n_prompt_tokens_processed": view.n_prompt_tokens_processed,
+            "n_prompt_tokens_cache": view.n_prompt_tokens_cache,
+            "params": dict(view.params),
+            "next_token": [
+                {
+                    "has_next_token": view.has_next_token,
+                    "has_new_line": view.has_new_line,
+                    "n_remain": view.n_remain,
+                    "n_decoded": view.n_decoded,
+                }
+            ],
+        }
+    )
     return out
 
 

@@ -60,7 +60,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- plumbing -------------------------------------------------------------------------------
 
-    def _send(self, status: int, body: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
+    def _send(
+        self, status: int, body: bytes, content_type: str, headers: dict[str, str] | None = None
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
@@ -91,7 +93,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(400, _error(400, f"invalid JSON body: {exc}", "invalid_request_error"))
             return None
         if not isinstance(body, dict):
-            self._send_json(400, _error(400, "the request body must be a JSON object", "invalid_request_error"))
+            self._send_json(
+                400, _error(400, "the request body must be a JSON object", "invalid_request_error")
+            )
             return None
         return body
 
@@ -138,7 +142,10 @@ class _Handler(BaseHTTPRequestHandler):
         stream = body.get("stream") is True
         types = "none,draft-simple" if engine.speculative else "none"
         overrides: dict[str, Any] = {
-            "max_tokens": n_predict, "n_predict": n_predict, "speculative.types": types, "stream": stream,
+            "max_tokens": n_predict,
+            "n_predict": n_predict,
+            "speculative.types": types,
+            "stream": stream,
         }
         if chat:
             overrides.update(chat_format="peg-native", generation_prompt=dialect.CHAT_GENERATION_PROMPT)

@@ -183,8 +183,11 @@ CLASSES = Profile(
             "edit", ("rewrite", "refactor", "edit", "type hints"), (61.0, 368.0), (137.8, 234.6), 0.99
         ),
         _seed001_class(
-            "code", ("code", "def ", "function", "python", "implement", "class "),
-            (62.0, 362.5), (107.0, 302.0), 0.68,
+            "code",
+            ("code", "def ", "function", "python", "implement", "class "),
+            (62.0, 362.5),
+            (107.0, 302.0),
+            0.68,
         ),
         _seed001_class("prose", (), (62.1, 360.4), (81.4, 397.7), 0.45),
     ),

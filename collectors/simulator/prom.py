@@ -18,13 +18,15 @@ LLAMA_METRICS: tuple[tuple[str, str, str], ...] = (
     ("tokens_predicted_total", "counter", "Number of generation tokens processed"),
     ("tokens_predicted_seconds_total", "counter", "Total time spent generating tokens"),
     (
-        "n_decode_total", "counter",
+        "n_decode_total",
+        "counter",
         "Total number of llama_decode() calls, excluding speculative decoding and multimodal decoding",
     ),
     ("n_tokens_max", "counter", "Largest observed sequence length (prompt + generation)"),
     ("spec_decode_num_draft_tokens_total", "counter", "Speculative: Total draft tokens generated"),
     (
-        "spec_decode_num_accepted_tokens_total", "counter",
+        "spec_decode_num_accepted_tokens_total",
+        "counter",
         "Speculative: Total draft tokens accepted by the target model",
     ),
     ("spec_decode_num_drafts_total", "counter", "Speculative: Total speculative decoding verification steps"),
@@ -44,10 +46,21 @@ def cpp_number(value: float) -> str:
 
 def llama_metrics_text(m: MetricsView) -> str:
     values = (
-        m.prompt_tokens, m.prompt_tokens_cached, m.prompt_seconds, m.tokens_predicted,
-        m.tokens_predicted_seconds, m.n_decode, m.n_tokens_max, m.draft_tokens, m.accepted_tokens,
-        m.drafts, m.prompt_tokens_per_s, m.predicted_tokens_per_s, m.requests_processing,
-        m.requests_deferred, m.busy_slots_per_decode,
+        m.prompt_tokens,
+        m.prompt_tokens_cached,
+        m.prompt_seconds,
+        m.tokens_predicted,
+        m.tokens_predicted_seconds,
+        m.n_decode,
+        m.n_tokens_max,
+        m.draft_tokens,
+        m.accepted_tokens,
+        m.drafts,
+        m.prompt_tokens_per_s,
+        m.predicted_tokens_per_s,
+        m.requests_processing,
+        m.requests_deferred,
+        m.busy_slots_per_decode,
     )
     lines: list[str] = []
     for (name, kind, help_text), value in zip(LLAMA_METRICS, values):
@@ -67,9 +80,7 @@ def _escape_label(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
-def dcgm_text(
-    labels: Mapping[str, str], fields: Sequence[tuple[str, str, str, float | int]]
-) -> str:
+def dcgm_text(labels: Mapping[str, str], fields: Sequence[tuple[str, str, str, float | int]]) -> str:
     """A dcgm-exporter page for one GPU: `fields` are (name, type, help, value)."""
     label_text = ",".join(f'{k}="{_escape_label(v)}"' for k, v in labels.items())
     lines: list[str] = []

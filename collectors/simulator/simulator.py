@@ -53,11 +53,16 @@ class Simulator:
         self.host = host
         self._ports = ports
         self.accelerator = Accelerator(
-            self.profile, speedup=speedup, noise=noise, seed=seed,
+            self.profile,
+            speedup=speedup,
+            noise=noise,
+            seed=seed,
             energy_offset_mj=float(1_000_000_000 + (seed % 1000) * 1_000_003),
         )
         self.plain, self.draft = (
-            Engine(kind, self.profile, self.accelerator, n_slots=total_slots, n_ctx=n_ctx, seed=seed, noise=noise)
+            Engine(
+                kind, self.profile, self.accelerator, n_slots=total_slots, n_ctx=n_ctx, seed=seed, noise=noise
+            )
             for kind in ("plain", "draft")
         )
         self._servers: list[LlamaServer | DcgmServer] = []
@@ -69,8 +74,9 @@ class Simulator:
             self._servers = [
                 LlamaServer((self.host, self._ports[0]), self.plain),
                 LlamaServer((self.host, self._ports[1]), self.draft),
-                DcgmServer((self.host, self._ports[2]), self.accelerator,
-                           device_labels(self.profile.chip, self.seed)),
+                DcgmServer(
+                    (self.host, self._ports[2]), self.accelerator, device_labels(self.profile.chip, self.seed)
+                ),
             ]
         except OSError:
             for server in self._servers:

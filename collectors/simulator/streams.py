@@ -33,8 +33,13 @@ class CompletionFormat:
 
     def partial(self, ev: TokenEvent) -> list[dict[str, Any]]:
         out: dict[str, Any] = {
-            "index": 0, "content": ev.text, "tokens": [ev.token_id], "stop": False, "id_slot": -1,
-            "tokens_predicted": ev.n_decoded, "tokens_evaluated": self._n_prompt,
+            "index": 0,
+            "content": ev.text,
+            "tokens": [ev.token_id],
+            "stop": False,
+            "id_slot": -1,
+            "tokens_predicted": ev.n_decoded,
+            "tokens_evaluated": self._n_prompt,
         }
         if ev.timings is not None:
             out["timings"] = timings_json(ev.timings)
@@ -77,8 +82,12 @@ class ChatFormat:
 
     def _chunk(self, choices: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "choices": choices, "created": self._created, "id": self._id, "model": self._model,
-            "system_fingerprint": BUILD_INFO, "object": "chat.completion.chunk",
+            "choices": choices,
+            "created": self._created,
+            "id": self._id,
+            "model": self._model,
+            "system_fingerprint": BUILD_INFO,
+            "object": "chat.completion.chunk",
         }
         out.update(extra)
         return out

@@ -128,8 +128,13 @@ class Task:
         if self.n_decoded > 0:
             predicted_ms = max(0.001, (self.t_gen_last - self.t_prompt_done) * 1000.0)
         return Timings(
-            self.n_cached, self.n_processed, prompt_ms, self.n_decoded, predicted_ms,
-            self.draft_n, self.draft_accepted,
+            self.n_cached,
+            self.n_processed,
+            prompt_ms,
+            self.n_decoded,
+            predicted_ms,
+            self.draft_n,
+            self.draft_accepted,
         )
 
 

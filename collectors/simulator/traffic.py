@@ -134,7 +134,7 @@ class TrafficGenerator:
             self._changed.notify_all()
 
     def _work(self, index: int) -> None:
-        prompts = itertools.cycle(self._prompts[index % len(self._prompts):] + self._prompts)
+        prompts = itertools.cycle(self._prompts[index % len(self._prompts) :] + self._prompts)
         with httpx.Client(timeout=httpx.Timeout(10.0, read=300.0)) as client:
             while not self._stop.is_set():
                 with self._changed:

@@ -36,7 +36,10 @@ def split_command(command: str | Sequence[str]) -> list[str]:
     """A command line as an argv list; quoting is honoured, nothing is ever run by a shell."""
     argv = shlex.split(command) if isinstance(command, str) else list(command)
     if not argv:
-        raise SpectopError("empty server command", "e.g. --draft-cmd 'llama-server -m t.gguf -md d.gguf --spec-type draft-simple'")
+        raise SpectopError(
+            "empty server command",
+            "e.g. --draft-cmd 'llama-server -m t.gguf -md d.gguf --spec-type draft-simple'",
+        )
     return argv
 
 
@@ -54,8 +57,10 @@ def make_arms(
     if draft_cmd:
         argv = split_command(draft_cmd)
         if not has_speculative_flags(argv):
-            raise SpectopError("the draft command has no speculative flags",
-                               "add e.g. -md draft.gguf --spec-type draft-simple")
+            raise SpectopError(
+                "the draft command has no speculative flags",
+                "add e.g. -md draft.gguf --spec-type draft-simple",
+            )
         draft = ArmSpec("draft", url_from_argv(argv), tuple(argv))
     elif draft_url:
         draft = ArmSpec("draft", check_url(draft_url))
@@ -70,7 +75,9 @@ def make_arms(
         argv, dropped = derive_plain_argv(draft.argv)
         plain = ArmSpec("plain", url_from_argv(argv), tuple(argv), derived=True, dropped=tuple(dropped))
     else:
-        raise SpectopError("the sweep needs a plain arm", "pass --plain URL, --plain-cmd, or --draft-cmd to derive it")
+        raise SpectopError(
+            "the sweep needs a plain arm", "pass --plain URL, --plain-cmd, or --draft-cmd to derive it"
+        )
     return plain, draft
 
 
@@ -95,8 +102,13 @@ class ArmPool:
         self.stop_all()
         self.starts += 1
         log_path = self.log_dir / f"{name}-server-{self.starts}.log"
-        process = ServerProcess(list(arm.argv), url=arm.url, log_path=log_path,
-                                startup_timeout_s=self.startup_timeout_s, name=f"{name} server")
+        process = ServerProcess(
+            list(arm.argv),
+            url=arm.url,
+            log_path=log_path,
+            startup_timeout_s=self.startup_timeout_s,
+            name=f"{name} server",
+        )
         process.start()
         self._running[name] = process
         return arm.url

@@ -17,37 +17,68 @@ def point_flags(row: Row, max_tokens: int, meter_method: str) -> list[dict[str, 
     flags = []
     batch, arm = row["batch"], row["arm"]
     if arm == "draft" and not row["drafted"]:
-        flags.append(flag("void", "the draft arm drafted nothing: a void point (llama-server needs "
-                                  "--spec-type draft-simple as well as -md)"))
+        flags.append(
+            flag(
+                "void",
+                "the draft arm drafted nothing: a void point (llama-server needs "
+                "--spec-type draft-simple as well as -md)",
+            )
+        )
     server_mean = row.get("server_busy_per_decode")
     busy_max = row.get("concurrency_max")
     if server_mean is not None:
         if server_mean < 0.75 * batch:
-            flags.append(flag("concurrency", f"the server ran {server_mean:.1f} requests per decode on average, "
-                                             f"not {batch} (too few slots? start it with -np >= the batch)"))
+            flags.append(
+                flag(
+                    "concurrency",
+                    f"the server ran {server_mean:.1f} requests per decode on average, "
+                    f"not {batch} (too few slots? start it with -np >= the batch)",
+                )
+            )
     elif busy_max is None:
         flags.append(flag("concurrency-unknown", "the server did not say how many requests it ran at once"))
     elif busy_max < batch:
-        flags.append(flag("concurrency", f"the server ran at most {busy_max} requests at once, not {batch} "
-                                         "(too few slots? start it with -np >= the batch)"))
+        flags.append(
+            flag(
+                "concurrency",
+                f"the server ran at most {busy_max} requests at once, not {batch} "
+                "(too few slots? start it with -np >= the batch)",
+            )
+        )
     errors = [r for r in row["requests"] if r.get("error")]
     if errors:
-        flags.append(flag("request-errors", f"{len(errors)} of {batch} requests failed: {errors[0]['error']}"))
-    short = [r for r in row["requests"] if not r.get("error") and (r.get("committed_tokens") or 0) < max_tokens]
+        flags.append(
+            flag("request-errors", f"{len(errors)} of {batch} requests failed: {errors[0]['error']}")
+        )
+    short = [
+        r for r in row["requests"] if not r.get("error") and (r.get("committed_tokens") or 0) < max_tokens
+    ]
     if short:
-        flags.append(flag("early-stop", f"{len(short)} of {batch} requests stopped before {max_tokens} tokens"))
+        flags.append(
+            flag("early-stop", f"{len(short)} of {batch} requests stopped before {max_tokens} tokens")
+        )
     if not row["energy_covered"]:
         flags.append(flag("meter-gap", "the meter's samples do not cover the whole window"))
     if row["short_window"]:
-        flags.append(flag("short-window", f"the {row['window_s']:.2f} s window is shorter than 10 meter "
-                                          f"update periods ({row['meter_update_period_s']:g} s each): "
-                                          "use longer answers (--tokens)"))
+        flags.append(
+            flag(
+                "short-window",
+                f"the {row['window_s']:.2f} s window is shorter than 10 meter "
+                f"update periods ({row['meter_update_period_s']:g} s each): "
+                "use longer answers (--tokens)",
+            )
+        )
     if meter_method == "estimate":
         flags.append(flag("estimate", "energy is a CPU-load estimate, not a measurement"))
     server_tokens = row.get("server_tokens")
     if server_tokens is not None and server_tokens != row["committed_tokens"]:
-        flags.append(flag("other-traffic", f"the server generated {server_tokens} tokens in the window, "
-                                           f"spectop's requests {row['committed_tokens']}: other traffic was running"))
+        flags.append(
+            flag(
+                "other-traffic",
+                f"the server generated {server_tokens} tokens in the window, "
+                f"spectop's requests {row['committed_tokens']}: other traffic was running",
+            )
+        )
     return flags
 
 
@@ -60,8 +91,9 @@ def mismatch_flag(row: Row, reference: Row | None) -> dict[str, str] | None:
     differing = sum(1 for a, b in zip(mine, theirs) if a != b)
     if differing == 0:
         return None
-    return flag("output-mismatch", f"{differing} of {len(mine)} outputs differ from the plain arm's "
-                                   "at temperature 0")
+    return flag(
+        "output-mismatch", f"{differing} of {len(mine)} outputs differ from the plain arm's at temperature 0"
+    )
 
 
 def drift_flag(after: Row, before: Row | None, limit: float) -> dict[str, str] | None:
@@ -71,5 +103,8 @@ def drift_flag(after: Row, before: Row | None, limit: float) -> dict[str, str] |
     drift = after["mj_per_token"] / before["mj_per_token"] - 1.0
     if abs(drift) <= limit:
         return None
-    return flag("plain-drift", f"plain after draft reads {100 * drift:+.1f} % mJ/token against plain before "
-                               f"(limit {100 * limit:.0f} %): the machine was not steady")
+    return flag(
+        "plain-drift",
+        f"plain after draft reads {100 * drift:+.1f} % mJ/token against plain before "
+        f"(limit {100 * limit:.0f} %): the machine was not steady",
+    )

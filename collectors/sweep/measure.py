@@ -101,8 +101,17 @@ async def measure(
     # a throttled meter (a remote exporter) answers a mark with an old reading: then interpolate
     fresh0 = mark0 is not None and 0 <= t0 - mark0.t_s < MARK_TOLERANCE_S
     fresh1 = mark1 is not None and 0 <= mark1.t_s - t1 < MARK_TOLERANCE_S
-    return Window(t0, t1, records, busy, before, after, cancelled,
-                  energy_t0_s=mark0.t_s if fresh0 else None, energy_t1_s=mark1.t_s if fresh1 else None)
+    return Window(
+        t0,
+        t1,
+        records,
+        busy,
+        before,
+        after,
+        cancelled,
+        energy_t0_s=mark0.t_s if fresh0 else None,
+        energy_t1_s=mark1.t_s if fresh1 else None,
+    )
 
 
 def _pct(values: list[float], q: float) -> float | None:
@@ -144,9 +153,16 @@ def window_figures(window: Window) -> dict[str, Any]:
         figures["concurrency_mean"] = figures["server_busy_per_decode"]
     figures["requests"] = [
         {
-            "request_id": r.request_id, "committed_tokens": r.committed_tokens, "draft_n": r.draft_n,
-            "draft_n_accepted": r.draft_n_accepted, "steps": r.steps, "ttft_ms": r.latency.ttft_ms,
-            "tok_s": r.tok_s, "finish_reason": r.finish_reason, "text_sha256": r.text_sha256, "error": r.error,
+            "request_id": r.request_id,
+            "committed_tokens": r.committed_tokens,
+            "draft_n": r.draft_n,
+            "draft_n_accepted": r.draft_n_accepted,
+            "steps": r.steps,
+            "ttft_ms": r.latency.ttft_ms,
+            "tok_s": r.tok_s,
+            "finish_reason": r.finish_reason,
+            "text_sha256": r.text_sha256,
+            "error": r.error,
         }
         for r in records
     ]
@@ -155,8 +171,12 @@ def window_figures(window: Window) -> dict[str, Any]:
 
 def _server_deltas(before: RawPoll | None, after: RawPoll | None) -> dict[str, Any]:
     """The server's own counters over the window (llama-server counts a request when it ends)."""
-    names = {"server_tokens": "tokens_predicted_total", "server_drafted": "spec_decode_num_draft_tokens_total",
-             "server_accepted": "spec_decode_num_accepted_tokens_total", "server_steps": "spec_decode_num_drafts_total"}
+    names = {
+        "server_tokens": "tokens_predicted_total",
+        "server_drafted": "spec_decode_num_draft_tokens_total",
+        "server_accepted": "spec_decode_num_accepted_tokens_total",
+        "server_steps": "spec_decode_num_drafts_total",
+    }
     out: dict[str, Any] = dict.fromkeys([*names, "server_busy_per_decode"])
     if before is None or after is None:
         return out  # not llama-server: the server's counters are not read

@@ -43,7 +43,9 @@ class SweepPlan:
 
     def __post_init__(self) -> None:
         if not self.batches or any(b < 1 for b in self.batches):
-            raise SpectopError(f"batches must be positive integers, not {self.batches}", "e.g. --batches 1,2,4,8,16")
+            raise SpectopError(
+                f"batches must be positive integers, not {self.batches}", "e.g. --batches 1,2,4,8,16"
+            )
         if self.max_tokens < 2:
             raise SpectopError(f"--tokens must be at least 2, not {self.max_tokens}", "e.g. --tokens 256")
         if self.passes < 1:
@@ -55,21 +57,29 @@ class SweepPlan:
         for p in range(self.passes):
             batches = sorted(self.batches) if p % 2 == 0 else sorted(self.batches, reverse=True)
             for b in batches:
-                keys += [PointKey(p, b, "plain", "before"), PointKey(p, b, "draft"), PointKey(p, b, "plain", "after")]
+                keys += [
+                    PointKey(p, b, "plain", "before"),
+                    PointKey(p, b, "draft"),
+                    PointKey(p, b, "plain", "after"),
+                ]
         return keys
 
 
 def quick(plan: SweepPlan | None = None) -> SweepPlan:
     """A sweep a person waits for at the keyboard: about a minute on the demo."""
     base = plan or SweepPlan()
-    return replace(base, batches=(1, 2, 4, 8), max_tokens=96, passes=1, warmup_tokens=8, idle_s=2.0, refine=True)
+    return replace(
+        base, batches=(1, 2, 4, 8), max_tokens=96, passes=1, warmup_tokens=8, idle_s=2.0, refine=True
+    )
 
 
 def parse_batches(text: str) -> tuple[int, ...]:
     try:
         values = tuple(int(v) for v in text.replace(" ", "").split(",") if v)
     except ValueError as exc:
-        raise SpectopError(f"--batches must be comma-separated integers, not {text!r}", "e.g. --batches 1,2,4,8,16") from exc
+        raise SpectopError(
+            f"--batches must be comma-separated integers, not {text!r}", "e.g. --batches 1,2,4,8,16"
+        ) from exc
     if not values:
         raise SpectopError("--batches is empty", "e.g. --batches 1,2,4,8,16")
     return values

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from collectors.errors import SpectopError
 
-_EDIT_INPUT = '''def summarize(rows, key, limit=None):
+_EDIT_INPUT = """def summarize(rows, key, limit=None):
     totals = {}
     for row in rows:
         name = row[key]
@@ -28,7 +28,7 @@ def load(path):
 def parse(line):
     name, value = line.split(",")
     return {"name": name.strip(), "value": float(value)}
-'''
+"""
 
 BUILT_IN: dict[str, tuple[str, ...]] = {
     # note 25's main table: a 512-token answer to the power-supply prompt, every request alike
@@ -89,8 +89,10 @@ def load_prompts(spec: str) -> PromptSet:
         try:
             prompts = tuple(json.loads(line)["prompt"] for line in text.splitlines() if line.strip())
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise SpectopError(f"{path.name}: every line must be a JSON object with a \"prompt\"",
-                               'e.g. {"prompt": "Write a haiku"}') from exc
+            raise SpectopError(
+                f'{path.name}: every line must be a JSON object with a "prompt"',
+                'e.g. {"prompt": "Write a haiku"}',
+            ) from exc
     else:
         prompts = tuple(p.strip() for p in text.split("\n\n") if p.strip())
     if not prompts:

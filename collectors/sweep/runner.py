@@ -79,8 +79,15 @@ def _client(api_key: str | None) -> httpx.AsyncClient:
 class _Sweep:
     """State of one run; `run_sweep` drives it."""
 
-    def __init__(self, plan: SweepPlan, arms: tuple[ArmSpec, ArmSpec], sampler: Sampler | None,
-                 run_dir: Path, should_stop: Callable[[], bool], api_key: str | None) -> None:
+    def __init__(
+        self,
+        plan: SweepPlan,
+        arms: tuple[ArmSpec, ArmSpec],
+        sampler: Sampler | None,
+        run_dir: Path,
+        should_stop: Callable[[], bool],
+        api_key: str | None,
+    ) -> None:
         self.plan, self.arms, self.sampler = plan, arms, sampler
         self.should_stop, self.api_key = should_stop, api_key
         self.store = RunStore(run_dir)
@@ -96,7 +103,9 @@ class _Sweep:
             info: dict[str, Any] = {"url": url, "backend": backend, "command": self.pool.arms[arm].command}
             if backend == "llama.cpp":
                 snap = await LlamaCppCollector(url, client=client).poll()
-                info.update(build=snap.build, model=snap.model, drafting=snap.drafting, slots_total=snap.slots_total)
+                info.update(
+                    build=snap.build, model=snap.model, drafting=snap.drafting, slots_total=snap.slots_total
+                )
             return info
 
     def ready(self, key: PointKey) -> str:
@@ -117,8 +126,16 @@ class _Sweep:
 
     def specs(self, batch: int, backend: str, tokens: int) -> list[RequestSpec]:
         route = self.plan.route or ("completion" if backend == "llama.cpp" else "chat")
-        return [RequestSpec(prompt=self.plan.prompts.for_request(i), max_tokens=tokens, route=route,
-                            temperature=self.plan.temperature, dialect=backend) for i in range(batch)]
+        return [
+            RequestSpec(
+                prompt=self.plan.prompts.for_request(i),
+                max_tokens=tokens,
+                route=route,
+                temperature=self.plan.temperature,
+                dialect=backend,
+            )
+            for i in range(batch)
+        ]
 
     async def _run_point(self, url: str, key: PointKey, warm: bool) -> measure.Window:
         backend = self.identity[key.arm]["backend"]
@@ -128,15 +145,27 @@ class _Sweep:
                 await measure.warm_up(client, url, replace(spec, ignore_eos=True))
                 return measure.Window(0.0, 0.0, [])
             collector = open_collector(url, backend, client=client)
-            return await measure.measure(client, url, self.specs(key.batch, backend, self.plan.max_tokens),
-                                         collector, self.should_stop, tag=f"sweep:{key.arm}:{key.batch}",
-                                         mark=self.sampler.mark if self.sampler else None)
+            return await measure.measure(
+                client,
+                url,
+                self.specs(key.batch, backend, self.plan.max_tokens),
+                collector,
+                self.should_stop,
+                tag=f"sweep:{key.arm}:{key.batch}",
+                mark=self.sampler.mark if self.sampler else None,
+            )
 
     def point_row(self, index: int, key: PointKey, window: measure.Window) -> dict[str, Any]:
         figures = measure.window_figures(window)
-        row: dict[str, Any] = {"schema": POINT_SCHEMA, "index": index, "pass": key.pass_index, "batch": key.batch,
-                               "arm": key.arm, "phase": key.phase,
-                               "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        row: dict[str, Any] = {
+            "schema": POINT_SCHEMA,
+            "index": index,
+            "pass": key.pass_index,
+            "batch": key.batch,
+            "arm": key.arm,
+            "phase": key.phase,
+            "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
         row.update(figures)
         # energy over the marked window (exact ends on a counter); tok/s over first send to last token
         e0, e1 = window.energy_t0_s or window.t0_s, window.energy_t1_s or window.t1_s
@@ -151,25 +180,46 @@ class _Sweep:
             idle_w=self.idle_w,
         )
         e = row["energy_j"]
-        row["net_energy_j"] = (e - self.idle_w * row["energy_window_s"]
-                               if e is not None and self.idle_w is not None else None)
+        row["net_energy_j"] = (
+            e - self.idle_w * row["energy_window_s"] if e is not None and self.idle_w is not None else None
+        )
         row["tok_s"] = tokens / seconds if seconds > 0 else None
         row["power_w"] = e / row["energy_window_s"] if e is not None and row["energy_window_s"] > 0 else None
         row["mj_per_token"] = 1000 * e / tokens if e is not None and tokens else None
-        row["net_mj_per_token"] = 1000 * row["net_energy_j"] / tokens if row["net_energy_j"] is not None and tokens else None
-        row.update(server=self.identity.get(key.arm), meter=self.meter, machine=machine(),
-                   prompts={"set": self.plan.prompts.name, "digest": self.plan.prompts.digest},
-                   max_tokens=self.plan.max_tokens, temperature=self.plan.temperature)
+        row["net_mj_per_token"] = (
+            1000 * row["net_energy_j"] / tokens if row["net_energy_j"] is not None and tokens else None
+        )
+        row.update(
+            server=self.identity.get(key.arm),
+            meter=self.meter,
+            machine=machine(),
+            prompts={"set": self.plan.prompts.name, "digest": self.plan.prompts.digest},
+            max_tokens=self.plan.max_tokens,
+            temperature=self.plan.temperature,
+        )
         method = self.meter["method"] if self.meter else "none"
-        row["flags"] = checks.point_flags(row, self.plan.max_tokens, method) if self.meter else \
-            checks.point_flags(row, self.plan.max_tokens, method) + [checks.flag("no-meter", "no power meter: energy not measured")]
+        row["flags"] = (
+            checks.point_flags(row, self.plan.max_tokens, method)
+            if self.meter
+            else checks.point_flags(row, self.plan.max_tokens, method)
+            + [checks.flag("no-meter", "no power meter: energy not measured")]
+        )
         self._cross_checks(row, key)
         return row
 
     def _cross_checks(self, row: dict[str, Any], key: PointKey) -> None:
         def find(arm: str, phase: str) -> dict[str, Any] | None:
-            return next((r for r in reversed(self.rows) if r["pass"] == key.pass_index and r["batch"] == key.batch
-                         and r["arm"] == arm and r["phase"] == phase), None)
+            return next(
+                (
+                    r
+                    for r in reversed(self.rows)
+                    if r["pass"] == key.pass_index
+                    and r["batch"] == key.batch
+                    and r["arm"] == arm
+                    and r["phase"] == phase
+                ),
+                None,
+            )
 
         extra = []
         if key.arm == "draft":
@@ -179,10 +229,23 @@ class _Sweep:
         row["flags"] += [f for f in extra if f]
 
     def meta(self, planned: int) -> dict[str, Any]:
-        return {"schema": "spectop.run/1", "plan": {**asdict(self.plan), "prompts": {"set": self.plan.prompts.name,
-                "digest": self.plan.prompts.digest, "prompts": list(self.plan.prompts.prompts)}},
-                "arms": [asdict(a) for a in self.arms], "meter": self.meter, "machine": machine(),
-                "planned_points": planned, "idle_w": self.idle_w, "servers": self.identity}
+        return {
+            "schema": "spectop.run/1",
+            "plan": {
+                **asdict(self.plan),
+                "prompts": {
+                    "set": self.plan.prompts.name,
+                    "digest": self.plan.prompts.digest,
+                    "prompts": list(self.plan.prompts.prompts),
+                },
+            },
+            "arms": [asdict(a) for a in self.arms],
+            "meter": self.meter,
+            "machine": machine(),
+            "planned_points": planned,
+            "idle_w": self.idle_w,
+            "servers": self.identity,
+        }
 
     def finish(self, planned: int) -> dict[str, Any]:
         self.pool.stop_all()
@@ -198,7 +261,11 @@ def refinement(plan: SweepPlan, rows: list[dict[str, Any]]) -> list[PointKey]:
     if not plan.refine or cross is None or cross["above"] - cross["below"] < 2:
         return []
     batch = min(cross["above"] - 1, max(cross["below"] + 1, round(cross["batch"])))
-    return [PointKey(0, batch, "plain", "before"), PointKey(0, batch, "draft"), PointKey(0, batch, "plain", "after")]
+    return [
+        PointKey(0, batch, "plain", "before"),
+        PointKey(0, batch, "draft"),
+        PointKey(0, batch, "plain", "after"),
+    ]
 
 
 def _run_points(sweep: _Sweep, keys: list[PointKey], first_index: int) -> Generator[SweepEvent, None, bool]:
@@ -222,9 +289,15 @@ def _run_points(sweep: _Sweep, keys: list[PointKey], first_index: int) -> Genera
     return False
 
 
-def run_sweep(plan: SweepPlan, arms: tuple[ArmSpec, ArmSpec], sampler: Sampler | None, results_root: Path,
-              should_stop: Callable[[], bool] = lambda: False, api_key: str | None = None,
-              run_dir: Path | None = None) -> Iterator[SweepEvent]:
+def run_sweep(
+    plan: SweepPlan,
+    arms: tuple[ArmSpec, ArmSpec],
+    sampler: Sampler | None,
+    results_root: Path,
+    should_stop: Callable[[], bool] = lambda: False,
+    api_key: str | None = None,
+    run_dir: Path | None = None,
+) -> Iterator[SweepEvent]:
     """Run the paired sweep, yielding progress; every completed point is on disk before it is yielded."""
     run_dir = run_dir or new_run_dir(results_root)
     sweep = _Sweep(plan, arms, sampler, run_dir, should_stop, api_key)

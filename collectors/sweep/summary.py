@@ -88,7 +88,9 @@ def recommend(ratios: Sequence[tuple[int, float]], even_band: float = EVEN_BAND)
     costs = [b for b, r in ratios if r > 1.0 + even_band]
     span = f"{ratios[0][0]}–{ratios[-1][0]}" if len(ratios) > 1 else f"{ratios[0][0]}"
     if not costs:
-        verb = "saves energy" if all(r < 1.0 - even_band for _, r in ratios) else "saves energy or breaks even"
+        verb = (
+            "saves energy" if all(r < 1.0 - even_band for _, r in ratios) else "saves energy or breaks even"
+        )
         return f"drafting {verb} at every measured batch ({span} concurrent requests): keep it on"
     if not worth:
         return f"drafting costs energy at every measured batch ({span} concurrent requests): turn it off"
@@ -96,8 +98,10 @@ def recommend(ratios: Sequence[tuple[int, float]], even_band: float = EVEN_BAND)
         return f"draft at ≤ {_requests(max(worth))}, turn it off from {min(costs)}"
     if max(costs) < min(worth):
         return f"drafting costs energy up to {_requests(max(costs))} and pays from {min(worth)}"
-    return (f"drafting pays at {', '.join(map(str, worth))} and costs at {', '.join(map(str, costs))} "
-            "concurrent requests: no clean crossover, re-run with more passes")
+    return (
+        f"drafting pays at {', '.join(map(str, worth))} and costs at {', '.join(map(str, costs))} "
+        "concurrent requests: no clean crossover, re-run with more passes"
+    )
 
 
 def summarize(rows: Sequence[Row], meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -111,21 +115,26 @@ def summarize(rows: Sequence[Row], meta: Mapping[str, Any] | None = None) -> dic
         draft = aggregate(by_batch[batch].get("draft", []))
         energy_ratio = _ratio(draft["mj_per_token"], plain["mj_per_token"])
         void = "void" in draft["flags"]
-        table.append({
-            "batch": batch, "plain": plain, "draft": draft,
-            "speedup": _ratio(draft["tok_s"], plain["tok_s"]),
-            "energy_ratio": energy_ratio,
-            "net_energy_ratio": _ratio(draft["net_mj_per_token"], plain["net_mj_per_token"]),
-            "power_ratio": _ratio(draft["power_w"], plain["power_w"]),
-            "void": void,
-        })
+        table.append(
+            {
+                "batch": batch,
+                "plain": plain,
+                "draft": draft,
+                "speedup": _ratio(draft["tok_s"], plain["tok_s"]),
+                "energy_ratio": energy_ratio,
+                "net_energy_ratio": _ratio(draft["net_mj_per_token"], plain["net_mj_per_token"]),
+                "power_ratio": _ratio(draft["power_w"], plain["power_w"]),
+                "void": void,
+            }
+        )
         if energy_ratio is not None and not void and plain["points"] and draft["points"]:
             ratios.append((batch, energy_ratio))
     return {
         "schema": SUMMARY_SCHEMA,
         "points": len(rows),
         "planned_points": (meta or {}).get("planned_points"),
-        "idle_w": (meta or {}).get("idle_w") or next((r.get("idle_w") for r in rows if r.get("idle_w") is not None), None),
+        "idle_w": (meta or {}).get("idle_w")
+        or next((r.get("idle_w") for r in rows if r.get("idle_w") is not None), None),
         "rows": table,
         "crossover": crossover(ratios),
         "recommendation": recommend(ratios),
@@ -155,8 +164,16 @@ DETAIL_COLUMNS = [
     ("draft net mJ/tok", lambda t: t["draft"]["net_mj_per_token"], ".0f"),
     ("net energy", lambda t: t["net_energy_ratio"], ".2fx"),
     ("TTFT ms p/d", lambda t: _pair(t["plain"]["ttft_ms_p50"], t["draft"]["ttft_ms_p50"], ".0f"), "s"),
-    ("gap p95 ms p/d", lambda t: _pair(t["plain"]["chunk_gap_ms_p95"], t["draft"]["chunk_gap_ms_p95"], ".1f"), "s"),
-    ("gap p99 ms p/d", lambda t: _pair(t["plain"]["chunk_gap_ms_p99"], t["draft"]["chunk_gap_ms_p99"], ".1f"), "s"),
+    (
+        "gap p95 ms p/d",
+        lambda t: _pair(t["plain"]["chunk_gap_ms_p95"], t["draft"]["chunk_gap_ms_p95"], ".1f"),
+        "s",
+    ),
+    (
+        "gap p99 ms p/d",
+        lambda t: _pair(t["plain"]["chunk_gap_ms_p99"], t["draft"]["chunk_gap_ms_p99"], ".1f"),
+        "s",
+    ),
     ("flags", lambda t: ",".join(sorted(set(t["plain"]["flags"]) | set(t["draft"]["flags"]))), "s"),
 ]
 COLUMNS = MAIN_COLUMNS + DETAIL_COLUMNS[1:]
@@ -176,8 +193,9 @@ def cell(value: Any, spec: str) -> str:
     return f"{value:{spec}}" if spec != "s" else str(value)
 
 
-def table_cells(summary: Mapping[str, Any], columns: Sequence[tuple[str, Any, str]] = COLUMNS
-                ) -> tuple[list[str], list[list[str]]]:
+def table_cells(
+    summary: Mapping[str, Any], columns: Sequence[tuple[str, Any, str]] = COLUMNS
+) -> tuple[list[str], list[list[str]]]:
     header = [name for name, _, _ in columns]
     return header, [[cell(get(t), spec) for _, get, spec in columns] for t in summary["rows"]]
 
@@ -189,8 +207,10 @@ def to_markdown(summary: Mapping[str, Any]) -> str:
     cross = summary["crossover"]
     lines.append("")
     if cross:
-        lines.append(f"Energy crossover between {cross['below']} and {cross['above']} concurrent requests "
-                     f"(≈ {cross['batch']:g}).")
+        lines.append(
+            f"Energy crossover between {cross['below']} and {cross['above']} concurrent requests "
+            f"(≈ {cross['batch']:g})."
+        )
     lines.append(f"Recommendation: {summary['recommendation']}.")
     if summary.get("idle_w") is not None:
         lines.append(f"Idle power {summary['idle_w']:.1f} W; net energy subtracts it over each window.")
@@ -199,16 +219,51 @@ def to_markdown(summary: Mapping[str, Any]) -> str:
 
 def to_table_csv(summary: Mapping[str, Any]) -> str:
     """Machine-friendly CSV: raw numbers, not formatted cells."""
-    header = ["batch", "plain_tok_s", "draft_tok_s", "speedup", "plain_mj_per_token", "draft_mj_per_token",
-              "energy_ratio", "plain_power_w", "draft_power_w", "acceptance", "mean_advance", "verified_width",
-              "plain_net_mj_per_token", "draft_net_mj_per_token", "plain_ttft_ms_p50", "draft_ttft_ms_p50",
-              "draft_chunk_gap_ms_p95", "draft_chunk_gap_ms_p99", "flags"]
+    header = [
+        "batch",
+        "plain_tok_s",
+        "draft_tok_s",
+        "speedup",
+        "plain_mj_per_token",
+        "draft_mj_per_token",
+        "energy_ratio",
+        "plain_power_w",
+        "draft_power_w",
+        "acceptance",
+        "mean_advance",
+        "verified_width",
+        "plain_net_mj_per_token",
+        "draft_net_mj_per_token",
+        "plain_ttft_ms_p50",
+        "draft_ttft_ms_p50",
+        "draft_chunk_gap_ms_p95",
+        "draft_chunk_gap_ms_p99",
+        "flags",
+    ]
     out = []
     for t in summary["rows"]:
         p, d = t["plain"], t["draft"]
-        out.append([t["batch"], p["tok_s"], d["tok_s"], t["speedup"], p["mj_per_token"], d["mj_per_token"],
-                    t["energy_ratio"], p["power_w"], d["power_w"], d["acceptance"], d["mean_advance"],
-                    d["verified_width"], p["net_mj_per_token"], d["net_mj_per_token"], p["ttft_ms_p50"],
-                    d["ttft_ms_p50"], d["chunk_gap_ms_p95"], d["chunk_gap_ms_p99"],
-                    ";".join(sorted(set(p["flags"]) | set(d["flags"])))])
+        out.append(
+            [
+                t["batch"],
+                p["tok_s"],
+                d["tok_s"],
+                t["speedup"],
+                p["mj_per_token"],
+                d["mj_per_token"],
+                t["energy_ratio"],
+                p["power_w"],
+                d["power_w"],
+                d["acceptance"],
+                d["mean_advance"],
+                d["verified_width"],
+                p["net_mj_per_token"],
+                d["net_mj_per_token"],
+                p["ttft_ms_p50"],
+                d["ttft_ms_p50"],
+                d["chunk_gap_ms_p95"],
+                d["chunk_gap_ms_p99"],
+                ";".join(sorted(set(p["flags"]) | set(d["flags"]))),
+            ]
+        )
     return to_csv(header, out)

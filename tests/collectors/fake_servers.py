@@ -39,11 +39,18 @@ class VllmEngine:
     def plus(self, other: VllmEngine) -> VllmEngine:
         """Counters grown by `other`'s; gauges taken from `other`."""
         return replace(
-            self, generated=self.generated + other.generated, prompt=self.prompt + other.prompt,
-            drafts=self.drafts + other.drafts, draft_tokens=self.draft_tokens + other.draft_tokens,
+            self,
+            generated=self.generated + other.generated,
+            prompt=self.prompt + other.prompt,
+            drafts=self.drafts + other.drafts,
+            draft_tokens=self.draft_tokens + other.draft_tokens,
             accepted=self.accepted + other.accepted,
             per_pos=tuple(a + b for a, b in zip(self.per_pos, other.per_pos, strict=True)),
-            running=other.running, waiting=other.waiting, steps=self.steps + other.steps, itl=self.itl + other.itl)
+            running=other.running,
+            waiting=other.waiting,
+            steps=self.steps + other.steps,
+            itl=self.itl + other.itl,
+        )
 
 
 class _Families:
@@ -60,8 +67,13 @@ def render(families: list[Metric]) -> str:
     return generate_latest(registry).decode()
 
 
-def histogram(name: str, doc: str, labels: list[str], rows: list[tuple[list[str], float, float]],
-               bounds: tuple[float, ...]) -> HistogramMetricFamily:
+def histogram(
+    name: str,
+    doc: str,
+    labels: list[str],
+    rows: list[tuple[list[str], float, float]],
+    bounds: tuple[float, ...],
+) -> HistogramMetricFamily:
     family = HistogramMetricFamily(name, doc, labels=labels)
     for values, count, total in rows:  # every observation in the lowest bucket: only counts matter here
         buckets = [(str(b), count) for b in bounds] + [("+Inf", count)]
@@ -69,8 +81,13 @@ def histogram(name: str, doc: str, labels: list[str], rows: list[tuple[list[str]
     return family
 
 
-def vllm_page(engines: list[VllmEngine], created: float | None = CREATED, model: str = MODEL,
-              spec: bool = True, old_names: bool = False) -> str:
+def vllm_page(
+    engines: list[VllmEngine],
+    created: float | None = CREATED,
+    model: str = MODEL,
+    spec: bool = True,
+    old_names: bool = False,
+) -> str:
     """A vLLM 0.33 /metrics page (old_names: the ≤0.11 step-latency name); created=None: multiprocess."""
     labels = ["engine", "model_name"]
 
@@ -88,20 +105,42 @@ def vllm_page(engines: list[VllmEngine], created: float | None = CREATED, model:
 
     step_latency = "vllm:time_per_output_token_seconds" if old_names else "vllm:inter_token_latency_seconds"
     families: list[Metric] = [
-        gauge("vllm:num_requests_running", "Number of requests in model execution batches.", lambda e: e.running),
-        gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", lambda e: e.waiting),
+        gauge(
+            "vllm:num_requests_running", "Number of requests in model execution batches.", lambda e: e.running
+        ),
+        gauge(
+            "vllm:num_requests_waiting", "Number of requests waiting to be processed.", lambda e: e.waiting
+        ),
         gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", lambda e: 0.25),
         counter("vllm:prompt_tokens", "Number of prefill tokens processed.", lambda e: e.prompt),
         counter("vllm:generation_tokens", "Number of generation tokens processed.", lambda e: e.generated),
-        histogram("vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.", labels,
-                   [([str(i), model], e.steps, e.steps * 9) for i, e in enumerate(engines)], (1, 8, 16)),
-        histogram("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", labels,
-                   [([str(i), model], 10, 0.7) for i, _ in enumerate(engines)], (0.001, 0.08, 0.25)),
-        histogram(step_latency, "Histogram of inter-token latency in seconds.", labels,
-                   [([str(i), model], e.itl, e.itl * 0.021) for i, e in enumerate(engines)], (0.01, 0.025)),
+        histogram(
+            "vllm:iteration_tokens_total",
+            "Histogram of number of tokens per engine_step.",
+            labels,
+            [([str(i), model], e.steps, e.steps * 9) for i, e in enumerate(engines)],
+            (1, 8, 16),
+        ),
+        histogram(
+            "vllm:time_to_first_token_seconds",
+            "Histogram of time to first token in seconds.",
+            labels,
+            [([str(i), model], 10, 0.7) for i, _ in enumerate(engines)],
+            (0.001, 0.08, 0.25),
+        ),
+        histogram(
+            step_latency,
+            "Histogram of inter-token latency in seconds.",
+            labels,
+            [([str(i), model], e.itl, e.itl * 0.021) for i, e in enumerate(engines)],
+            (0.01, 0.025),
+        ),
     ]
-    success = CounterMetricFamily("vllm:request_success", "Count of successfully processed requests.",
-                                  labels=["engine", "finished_reason", "model_name"])
+    success = CounterMetricFamily(
+        "vllm:request_success",
+        "Count of successfully processed requests.",
+        labels=["engine", "finished_reason", "model_name"],
+    )
     for i, _ in enumerate(engines):
         for reason in ("stop", "length", "abort", "error", "repetition"):
             success.add_metric([str(i), reason, model], 3 if reason == "length" else 0, created=created)
@@ -110,10 +149,15 @@ def vllm_page(engines: list[VllmEngine], created: float | None = CREATED, model:
         families += [
             counter("vllm:spec_decode_num_drafts", "Number of spec decoding drafts.", lambda e: e.drafts),
             counter("vllm:spec_decode_num_draft_tokens", "Number of draft tokens.", lambda e: e.draft_tokens),
-            counter("vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens.", lambda e: e.accepted),
+            counter(
+                "vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens.", lambda e: e.accepted
+            ),
         ]
-        per_pos = CounterMetricFamily("vllm:spec_decode_num_accepted_tokens_per_pos",
-                                      "Accepted tokens per draft position.", labels=["engine", "model_name", "position"])
+        per_pos = CounterMetricFamily(
+            "vllm:spec_decode_num_accepted_tokens_per_pos",
+            "Accepted tokens per draft position.",
+            labels=["engine", "model_name", "position"],
+        )
         for i, e in enumerate(engines):
             for pos, value in enumerate(e.per_pos):
                 per_pos.add_metric([str(i), model, str(pos)], value, created=created)
@@ -175,7 +219,9 @@ class FakeVllm:
     spec: bool = True
     dev_mode: bool = False
     max_num_seqs: int = 256
-    spec_config: dict | None = field(default_factory=lambda: {"method": "eagle3", "num_speculative_tokens": 3})
+    spec_config: dict | None = field(
+        default_factory=lambda: {"method": "eagle3", "num_speculative_tokens": 3}
+    )
     hits: dict[str, int] = field(default_factory=dict)
 
     def __call__(self, path: str, query: dict[str, str]) -> Answer:
@@ -185,16 +231,41 @@ class FakeVllm:
         if path == "/version":
             return json_answer({"version": "0.33.0"})
         if path == "/v1/models":
-            return json_answer({"object": "list", "data": [{"id": MODEL, "object": "model", "owned_by": "vllm",
-                                                      "root": MODEL, "max_model_len": 8192}]})
+            return json_answer(
+                {
+                    "object": "list",
+                    "data": [
+                        {
+                            "id": MODEL,
+                            "object": "model",
+                            "owned_by": "vllm",
+                            "root": MODEL,
+                            "max_model_len": 8192,
+                        }
+                    ],
+                }
+            )
         if path == "/server_info" and self.dev_mode and query.get("config_format") == "json":
-            return json_answer({"vllm_config": {"model_config": {"max_model_len": 8192},
-                                          "scheduler_config": {"max_num_seqs": self.max_num_seqs},
-                                          "speculative_config": self.spec_config}})
+            return json_answer(
+                {
+                    "vllm_config": {
+                        "model_config": {"max_model_len": 8192},
+                        "scheduler_config": {"max_num_seqs": self.max_num_seqs},
+                        "speculative_config": self.spec_config,
+                    }
+                }
+            )
         if path == "/metrics" and self.metrics_status == 200:
             if self.stats_off:
-                page = render([CounterMetricFamily("http_requests", "Total number of requests by method, status "
-                                                   "and handler.", labels=["handler"])])
+                page = render(
+                    [
+                        CounterMetricFamily(
+                            "http_requests",
+                            "Total number of requests by method, status and handler.",
+                            labels=["handler"],
+                        )
+                    ]
+                )
             else:
                 page = vllm_page(self.engines, spec=self.spec)
             if self.step:

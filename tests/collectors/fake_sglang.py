@@ -32,8 +32,13 @@ class SglangTokenizer:
     prompt: float = 0
 
 
-def sglang_page(ranks: list[SglangRank], tok: SglangTokenizer, tp_copies: int = 1,
-                priority: bool = False, spec: bool = True) -> str:
+def sglang_page(
+    ranks: list[SglangRank],
+    tok: SglangTokenizer,
+    tp_copies: int = 1,
+    priority: bool = False,
+    spec: bool = True,
+) -> str:
     """Scheduler series per DP rank (dp_rank only with DP), repeated per tp_rank when asked."""
     dp = len(ranks) > 1
     names = ["engine_type", "model_name", "moe_ep_rank", "pp_rank", "tp_rank"] + (["dp_rank"] if dp else [])
@@ -55,42 +60,74 @@ def sglang_page(ranks: list[SglangRank], tok: SglangTokenizer, tp_copies: int = 
         return family
 
     realtime = CounterMetricFamily(
-        "sglang:realtime_tokens", "Total number of tokens processed (updated on each log interval). "
-        "mode: prefill_compute, prefill_cache, decode.", labels=names + ["mode"] + (["priority"] if priority else []))
+        "sglang:realtime_tokens",
+        "Total number of tokens processed (updated on each log interval). "
+        "mode: prefill_compute, prefill_cache, decode.",
+        labels=names + ["mode"] + (["priority"] if priority else []),
+    )
     for row, rank, prio in sched():
-        for mode, value in (("prefill_compute", rank.prefill_tokens), ("prefill_cache", 0.0),
-                            ("decode", rank.decode_tokens)):
-            realtime.add_metric(row + [mode] + ([prio] if priority else []), value if prio == "" else value / 2)
+        for mode, value in (
+            ("prefill_compute", rank.prefill_tokens),
+            ("prefill_cache", 0.0),
+            ("decode", rank.decode_tokens),
+        ):
+            realtime.add_metric(
+                row + [mode] + ([prio] if priority else []), value if prio == "" else value / 2
+            )
     base = ["engine_type", "model_name"]
-    generated = CounterMetricFamily("sglang:generation_tokens", "Number of generation tokens processed.",
-                                    labels=base + ["is_streaming"])
+    generated = CounterMetricFamily(
+        "sglang:generation_tokens", "Number of generation tokens processed.", labels=base + ["is_streaming"]
+    )
     generated.add_metric(["unified", MODEL, "true"], tok.generated_streaming)
     generated.add_metric(["unified", MODEL, "false"], tok.generated_plain)
-    prompt = CounterMetricFamily("sglang:prompt_tokens", "Number of prefill tokens processed.",
-                                 labels=base + ["is_streaming"])
+    prompt = CounterMetricFamily(
+        "sglang:prompt_tokens", "Number of prefill tokens processed.", labels=base + ["is_streaming"]
+    )
     prompt.add_metric(["unified", MODEL, "true"], tok.prompt)
     families: list[Metric] = [
         gauge("sglang:num_running_reqs", "The number of running requests.", "running"),
         gauge("sglang:num_queue_reqs", "The number of requests in the waiting queue.", "queued"),
         gauge("sglang:gen_throughput", "The generation throughput (token/s).", "decode_tokens"),
         gauge("sglang:token_usage", "The token usage.", "running"),
-        realtime, generated, prompt,
-        histogram("sglang:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", base,
-                   [(["unified", MODEL], tok.generated_streaming, 21.0)], (0.002, 0.008)),
-        histogram("sglang:time_to_first_token_seconds", "Histogram of time to first token in seconds.",
-                   base + ["is_streaming"], [(["unified", MODEL, "true"], 10, 0.7)], (0.1, 0.25)),
+        realtime,
+        generated,
+        prompt,
+        histogram(
+            "sglang:inter_token_latency_seconds",
+            "Histogram of inter-token latency in seconds.",
+            base,
+            [(["unified", MODEL], tok.generated_streaming, 21.0)],
+            (0.002, 0.008),
+        ),
+        histogram(
+            "sglang:time_to_first_token_seconds",
+            "Histogram of time to first token in seconds.",
+            base + ["is_streaming"],
+            [(["unified", MODEL, "true"], 10, 0.7)],
+            (0.1, 0.25),
+        ),
     ]
     if spec:
         families += [
-            gauge("sglang:spec_accept_length", "Mean acceptance length of speculative decoding (accepted "
-                  "drafts + bonus token per forward).", "accept_length"),
-            gauge("sglang:spec_accept_rate", "Speculative acceptance rate (`accepted drafts / proposed drafts` "
-                  "in batch).", "accept_rate"),
-            gauge("sglang:spec_num_draft_tokens", "Currently active speculative_num_draft_tokens (decouples "
-                  "from steps under topk>1).", "num_draft_tokens"),
+            gauge(
+                "sglang:spec_accept_length",
+                "Mean acceptance length of speculative decoding (accepted drafts + bonus token per forward).",
+                "accept_length",
+            ),
+            gauge(
+                "sglang:spec_accept_rate",
+                "Speculative acceptance rate (`accepted drafts / proposed drafts` in batch).",
+                "accept_rate",
+            ),
+            gauge(
+                "sglang:spec_num_draft_tokens",
+                "Currently active speculative_num_draft_tokens (decouples from steps under topk>1).",
+                "num_draft_tokens",
+            ),
         ]
-        calls = CounterMetricFamily("sglang:spec_verify_calls", "Number of speculative decoding verification "
-                                    "calls.", labels=base)
+        calls = CounterMetricFamily(
+            "sglang:spec_verify_calls", "Number of speculative decoding verification calls.", labels=base
+        )
         calls.add_metric(["unified", MODEL], tok.verify_calls)
         families.append(calls)
     return render(families)
@@ -136,12 +173,19 @@ def server_info(spec: bool = True, dp: int = 1, accept_length: float | None = 2.
     if accept_length is not None:
         state["avg_spec_accept_length"] = accept_length
     return {
-        "model_path": MODEL, "served_model_name": MODEL, "context_length": 8192, "enable_metrics": True,
-        "max_running_requests": None, "dp_size": dp,
+        "model_path": MODEL,
+        "served_model_name": MODEL,
+        "context_length": 8192,
+        "enable_metrics": True,
+        "max_running_requests": None,
+        "dp_size": dp,
         "speculative_algorithm": "EAGLE3" if spec else None,
-        "speculative_num_steps": 3 if spec else None, "speculative_eagle_topk": 1 if spec else None,
+        "speculative_num_steps": 3 if spec else None,
+        "speculative_eagle_topk": 1 if spec else None,
         "speculative_num_draft_tokens": 4 if spec else None,
-        "max_total_num_tokens": 500000, "internal_states": [dict(state) for _ in range(dp)], "version": "0.5.23",
+        "max_total_num_tokens": 500000,
+        "internal_states": [dict(state) for _ in range(dp)],
+        "version": "0.5.23",
     }
 
 
@@ -166,31 +210,52 @@ class FakeSglang:
         if path == ("/get_server_info" if self.old else "/server_info"):
             return json_answer(server_info(self.spec, len(self.ranks)))
         if path == "/v1/models":
-            return json_answer({"object": "list", "data": [{"id": MODEL, "object": "model", "owned_by": "sglang"}]})
+            return json_answer(
+                {"object": "list", "data": [{"id": MODEL, "object": "model", "owned_by": "sglang"}]}
+            )
         if path == "/v1/loads" and not self.old:
-            return json_answer({"timestamp": "2026-01-01T00:00:00+00:00", "version": "0.5.23", "loads": [self._load(i, r)
-                          for i, r in enumerate(self.ranks)]})
+            return json_answer(
+                {
+                    "timestamp": "2026-01-01T00:00:00+00:00",
+                    "version": "0.5.23",
+                    "loads": [self._load(i, r) for i, r in enumerate(self.ranks)],
+                }
+            )
         if path == "/metrics" and self.enable_metrics:
             page = sglang_page(self.ranks, self.tok, spec=self.spec)
             if self.rank_step:
                 self.ranks = [_grow(r, s) for r, s in zip(self.ranks, self.rank_step, strict=True)]
             if self.tok_step:
                 t, s = self.tok, self.tok_step
-                self.tok = SglangTokenizer(t.generated_streaming + s.generated_streaming,
-                                           t.generated_plain + s.generated_plain,
-                                           t.verify_calls + s.verify_calls, t.prompt + s.prompt)
+                self.tok = SglangTokenizer(
+                    t.generated_streaming + s.generated_streaming,
+                    t.generated_plain + s.generated_plain,
+                    t.verify_calls + s.verify_calls,
+                    t.prompt + s.prompt,
+                )
             return 200, "text/plain; version=0.0.4; charset=utf-8", page.encode()
         return 404, "application/json", b'{"detail":"Not Found"}'
 
     def _load(self, i: int, rank: SglangRank) -> dict:
-        load = {"dp_rank": i, "num_running_reqs": int(rank.running), "num_waiting_reqs": int(rank.queued),
-                "max_running_requests": 48, "token_usage": 0.1, "gen_throughput": 0.0}
+        load = {
+            "dp_rank": i,
+            "num_running_reqs": int(rank.running),
+            "num_waiting_reqs": int(rank.queued),
+            "max_running_requests": 48,
+            "token_usage": 0.1,
+            "gen_throughput": 0.0,
+        }
         if self.spec:  # accept_rate needs --enable-metrics; accept_length is lifetime
-            load["speculative"] = {"accept_length": self.lifetime_length,
-                                   "accept_rate": rank.accept_rate if self.enable_metrics else 0.0}
+            load["speculative"] = {
+                "accept_length": self.lifetime_length,
+                "accept_rate": rank.accept_rate if self.enable_metrics else 0.0,
+            }
         return load
 
 
 def _grow(rank: SglangRank, step: SglangRank) -> SglangRank:
-    return replace(step, decode_tokens=rank.decode_tokens + step.decode_tokens,
-                   prefill_tokens=rank.prefill_tokens + step.prefill_tokens)
+    return replace(
+        step,
+        decode_tokens=rank.decode_tokens + step.decode_tokens,
+        prefill_tokens=rank.prefill_tokens + step.prefill_tokens,
+    )

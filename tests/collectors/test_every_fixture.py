@@ -51,7 +51,9 @@ def check_answer(name: str) -> None:
     state = streams.StreamState()
     body = read_json(name)
     (streams.feed_native if name.endswith("completion.json") else streams.feed_openai)(state, 0.0, body)
-    assert state.committed_tokens == body.get("tokens_predicted", body.get("usage", {}).get("completion_tokens"))
+    assert state.committed_tokens == body.get(
+        "tokens_predicted", body.get("usage", {}).get("completion_tokens")
+    )
     assert state.text and (state.draft_n is not None) == (prefix_of(name) == "draft-simple")
 
 
@@ -74,9 +76,17 @@ def check_concurrent(name: str) -> None:
     assert all(drafting) if prefix_of(name) == "draft-simple" else not any(drafting)
 
 
-CHECKS = {".metrics.": check_metrics, ".slots.": check_slots, ".props.": check_props, ".models.": check_models,
-          ".health.": check_health, ".completion.json": check_answer, ".chat.json": check_answer,
-          ".sse.jsonl": check_stream, ".concurrent.": check_concurrent}
+CHECKS = {
+    ".metrics.": check_metrics,
+    ".slots.": check_slots,
+    ".props.": check_props,
+    ".models.": check_models,
+    ".health.": check_health,
+    ".completion.json": check_answer,
+    ".chat.json": check_answer,
+    ".sse.jsonl": check_stream,
+    ".concurrent.": check_concurrent,
+}
 
 
 def test_every_file_has_a_check():

@@ -26,9 +26,27 @@ def test_export_serves_drafting_and_energy_figures():
     port = free_port()
     with Simulator(seed=4, speedup=4.0) as sim:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "tui", "export", "--server", sim.draft_url, "--listen", f"127.0.0.1:{port}",
-             "--meter", f"dcgm={sim.meter_url}/metrics?period=0.1", "--interval", "0.25", "--window", "10"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+            [
+                sys.executable,
+                "-m",
+                "tui",
+                "export",
+                "--server",
+                sim.draft_url,
+                "--listen",
+                f"127.0.0.1:{port}",
+                "--meter",
+                f"dcgm={sim.meter_url}/metrics?period=0.1",
+                "--interval",
+                "0.25",
+                "--window",
+                "10",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=os.environ.copy(),
+        )
         try:
             with TrafficGenerator({"draft": sim.draft_url}, [Phase("draft", 2, 60.0)], n_tokens=64):
                 time.sleep(6.0)

@@ -7,7 +7,9 @@ import pytest
 from collectors.latency import ChunkEvent, Tail, burst_threshold_s, profile, split_bursts
 
 
-def cycle_stream(bursts: list[int], step_s: float, intra_s: float = 20e-6, t0: float = 0.05) -> list[ChunkEvent]:
+def cycle_stream(
+    bursts: list[int], step_s: float, intra_s: float = 20e-6, t0: float = 0.05
+) -> list[ChunkEvent]:
     events, t = [], t0
     for size in bursts:
         for i in range(size):

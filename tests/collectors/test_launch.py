@@ -237,8 +237,13 @@ def test_a_server_dies_with_a_killed_parent(tmp_path):
         "time.sleep(60)\n"
     )
     root = str(Path(__file__).resolve().parents[2])
-    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=tmp_path,
-                              env={**os.environ, "PYTHONPATH": root})
+    parent = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": root},
+    )
     child = int(parent.stdout.readline())
     parent.send_signal(signal.SIGKILL)
     parent.wait()

@@ -42,7 +42,9 @@ def test_paired_ratios_satisfy_eq6_on_note25_batch_one():
     ratios = ledger.paired_ratios(plain, draft)
     assert ratios.speedup == pytest.approx(1.26, abs=0.005)
     assert ratios.energy_ratio == pytest.approx(1.03, abs=0.005)
-    assert ratios.energy_ratio == pytest.approx(ledger.energy_ratio_from_power(ratios.power_ratio, ratios.speedup))
+    assert ratios.energy_ratio == pytest.approx(
+        ledger.energy_ratio_from_power(ratios.power_ratio, ratios.speedup)
+    )
 
 
 @pytest.mark.parametrize(
@@ -133,7 +135,9 @@ def test_attribution_prefill_equal_split_and_idle_unattributed():
 @given(
     st.lists(st.floats(min_value=0.0, max_value=50.0), min_size=2, max_size=20),
     st.lists(
-        st.tuples(st.floats(0, 19), st.floats(0, 19), st.lists(st.tuples(st.floats(0, 19), st.integers(1, 5)))),
+        st.tuples(
+            st.floats(0, 19), st.floats(0, 19), st.lists(st.tuples(st.floats(0, 19), st.integers(1, 5)))
+        ),
         min_size=1,
         max_size=5,
     ),

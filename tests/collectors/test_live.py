@@ -9,8 +9,16 @@ from collectors.servers.snapshot import ServerSnapshot
 
 
 def snap(t_s: float, tokens: int, busy: int = 1, per_decode: float | None = 1.0) -> ServerSnapshot:
-    return ServerSnapshot(url="u", backend="llama.cpp", taken_at_s=t_s, status="ok", window_s=1.0,
-                          window_tokens=tokens, slots_busy=busy, busy_slots_per_decode=per_decode)
+    return ServerSnapshot(
+        url="u",
+        backend="llama.cpp",
+        taken_at_s=t_s,
+        status="ok",
+        window_s=1.0,
+        window_tokens=tokens,
+        slots_busy=busy,
+        busy_slots_per_decode=per_decode,
+    )
 
 
 def ledger_with(power_w: float = 40.0, seconds: int = 10) -> LiveLedger:
@@ -58,4 +66,3 @@ def test_window_ends_where_both_sources_have_data_and_batch():
     assert r.tokens == 500 and r.energy_j == pytest.approx(200.0)
     assert live.current_batch() == pytest.approx(2.0)
     assert LiveLedger().rolling().mj_per_token is None
-

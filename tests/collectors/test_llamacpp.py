@@ -68,22 +68,28 @@ def test_window_deltas_between_real_scrapes():
 
 
 def test_live_tokens_count_running_slots_without_metrics():
-    prev = llamacpp.RawPoll(0.0, slots=[{"id": 0, "id_task": 7, "is_processing": True,
-                                          "next_token": [{"n_decoded": 10}]}])
-    cur = llamacpp.RawPoll(0.5, slots=[{"id": 0, "id_task": 7, "is_processing": True,
-                                         "next_token": [{"n_decoded": 40}]}])
+    prev = llamacpp.RawPoll(
+        0.0, slots=[{"id": 0, "id_task": 7, "is_processing": True, "next_token": [{"n_decoded": 10}]}]
+    )
+    cur = llamacpp.RawPoll(
+        0.5, slots=[{"id": 0, "id_task": 7, "is_processing": True, "next_token": [{"n_decoded": 40}]}]
+    )
     snap = llamacpp.derive(prev, cur, URL)
     assert snap.live_tok_s == pytest.approx(60.0)
     assert not snap.live_tok_s_exact
 
 
 def test_finished_request_completed_from_counter():
-    prev = llamacpp.RawPoll(0.0, slots=[{"id": 0, "id_task": 7, "is_processing": True,
-                                          "next_token": [{"n_decoded": 10}]}],
-                            metrics=promtext.parse("llamacpp:tokens_predicted_total 100\n"))
-    cur = llamacpp.RawPoll(1.0, slots=[{"id": 0, "id_task": 7, "is_processing": False,
-                                         "next_token": [{"n_decoded": 0}]}],
-                           metrics=promtext.parse("llamacpp:tokens_predicted_total 164\n"))
+    prev = llamacpp.RawPoll(
+        0.0,
+        slots=[{"id": 0, "id_task": 7, "is_processing": True, "next_token": [{"n_decoded": 10}]}],
+        metrics=promtext.parse("llamacpp:tokens_predicted_total 100\n"),
+    )
+    cur = llamacpp.RawPoll(
+        1.0,
+        slots=[{"id": 0, "id_task": 7, "is_processing": False, "next_token": [{"n_decoded": 0}]}],
+        metrics=promtext.parse("llamacpp:tokens_predicted_total 164\n"),
+    )
     snap = llamacpp.derive(prev, cur, URL)
     assert snap.window_tokens == 54  # the request ended at 64 tokens; 10 were already counted
 
@@ -106,13 +112,32 @@ def fake_server(metrics_status: int = 200, slots_status: int = 200, health_statu
             return httpx.Response(200, json=read_json(f"{prefix}.props.json"))
         if path == "/slots":
             if slots_status == 501:
-                return httpx.Response(501, json={"error": {"code": 501, "message": "This server does not support slots endpoint. Start it with `--slots`"}})
+                return httpx.Response(
+                    501,
+                    json={
+                        "error": {
+                            "code": 501,
+                            "message": "This server does not support slots endpoint. Start it with `--slots`",
+                        }
+                    },
+                )
             return httpx.Response(200, json=read_json(f"{prefix}.slots.idle.json"))
         if path == "/metrics":
             if metrics_status == 501:
-                return httpx.Response(501, json={"error": {"code": 501, "message": "This server does not support metrics endpoint. Start it with `--metrics`"}})
-            return httpx.Response(200, text=read_text(f"{prefix}.metrics.after.txt"),
-                                  headers={"Process-Start-Time-Unix": "1248659510"})
+                return httpx.Response(
+                    501,
+                    json={
+                        "error": {
+                            "code": 501,
+                            "message": "This server does not support metrics endpoint. Start it with `--metrics`",
+                        }
+                    },
+                )
+            return httpx.Response(
+                200,
+                text=read_text(f"{prefix}.metrics.after.txt"),
+                headers={"Process-Start-Time-Unix": "1248659510"},
+            )
         return httpx.Response(404)
 
     return httpx.AsyncClient(transport=httpx.MockTransport(handler))

@@ -59,8 +59,10 @@ async def test_detect_refuses_an_unknown_server():
             await detect(URL, client)
 
 
-@pytest.mark.parametrize(("backend", "cls"), [("llama.cpp", LlamaCppCollector), ("vllm", VllmCollector),
-                                              ("sglang", SglangCollector)])
+@pytest.mark.parametrize(
+    ("backend", "cls"),
+    [("llama.cpp", LlamaCppCollector), ("vllm", VllmCollector), ("sglang", SglangCollector)],
+)
 async def test_open_collector(backend, cls):
     collector = open_collector(URL + "/", backend)
     assert isinstance(collector, cls) and collector.backend == backend and collector.url == URL

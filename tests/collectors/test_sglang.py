@@ -19,8 +19,12 @@ from tests.collectors.fake_sglang import (
 )
 
 URL = "http://127.0.0.1:30000"
-R0 = SglangRank(decode_tokens=2800, prefill_tokens=9000, running=6, queued=1, accept_length=2.8, accept_rate=0.6)
-R1 = SglangRank(decode_tokens=1000, prefill_tokens=3000, running=2, queued=0, accept_length=2.0, accept_rate=1 / 3)
+R0 = SglangRank(
+    decode_tokens=2800, prefill_tokens=9000, running=6, queued=1, accept_length=2.8, accept_rate=0.6
+)
+R1 = SglangRank(
+    decode_tokens=1000, prefill_tokens=3000, running=2, queued=0, accept_length=2.0, accept_rate=1 / 3
+)
 TOK = SglangTokenizer(generated_streaming=2900, generated_plain=100, verify_calls=1000, prompt=12000)
 
 
@@ -44,13 +48,21 @@ def test_the_reference_excerpt_and_server_info_fragment():
 
 
 def test_two_polls_with_dp_ranks_tp_copies_and_priority():
-    step = [SglangRank(decode_tokens=300, running=6, accept_length=2.8, accept_rate=0.6),
-            SglangRank(decode_tokens=100, running=2, accept_length=2.0, accept_rate=1 / 3)]
-    later = [SglangRank(r.decode_tokens + s.decode_tokens, r.prefill_tokens, s.running, 0, s.accept_length,
-                        s.accept_rate) for r, s in zip([R0, R1], step, strict=True)]
+    step = [
+        SglangRank(decode_tokens=300, running=6, accept_length=2.8, accept_rate=0.6),
+        SglangRank(decode_tokens=100, running=2, accept_length=2.0, accept_rate=1 / 3),
+    ]
+    later = [
+        SglangRank(
+            r.decode_tokens + s.decode_tokens, r.prefill_tokens, s.running, 0, s.accept_length, s.accept_rate
+        )
+        for r, s in zip([R0, R1], step, strict=True)
+    ]
     tok_later = SglangTokenizer(3100, 100, 1080, 12500)
     page = sglang_page([R0, R1], TOK, tp_copies=2, priority=True)
-    snap = sglang.derive(raw(page, 5.0), raw(sglang_page(later, tok_later, tp_copies=2, priority=True), 7.0), URL)
+    snap = sglang.derive(
+        raw(page, 5.0), raw(sglang_page(later, tok_later, tp_copies=2, priority=True), 7.0), URL
+    )
     assert not snap.restarted
     assert snap.window_tokens == 400  # decode tokens of both DP ranks, once per tp_rank, priority="" only
     assert snap.live_tok_s == pytest.approx(200.0) and not snap.live_tok_s_exact
@@ -91,8 +103,12 @@ def test_export_carries_the_gauges():
 
 
 async def test_collector_polls_live_endpoints_and_reads_server_info_once():
-    fake = FakeSglang([R0], TOK, rank_step=[SglangRank(decode_tokens=250, running=5, queued=3, accept_length=3.1,
-                                                        accept_rate=0.7)], tok_step=SglangTokenizer(40, 0, 10, 0))
+    fake = FakeSglang(
+        [R0],
+        TOK,
+        rank_step=[SglangRank(decode_tokens=250, running=5, queued=3, accept_length=3.1, accept_rate=0.7)],
+        tok_step=SglangTokenizer(40, 0, 10, 0),
+    )
     collector = sglang.SglangCollector(URL, client=mock_client(fake))
     first = await collector.poll()
     second = await collector.poll()
@@ -133,9 +149,15 @@ async def test_unreachable():
 
 
 def test_odd_json_fields_read_as_unknown():
-    info = {"speculative_algorithm": "EAGLE", "served_model_name": ["a", "b"], "model_path": "/models/x",
-            "version": 5, "context_length": True, "max_running_requests": "48",
-            "internal_states": ["junk", {"avg_spec_accept_length": "2.5"}]}
+    info = {
+        "speculative_algorithm": "EAGLE",
+        "served_model_name": ["a", "b"],
+        "model_path": "/models/x",
+        "version": 5,
+        "context_length": True,
+        "max_running_requests": "48",
+        "internal_states": ["junk", {"avg_spec_accept_length": "2.5"}],
+    }
     loads = [{"num_running_reqs": "3", "speculative": {"accept_length": None}}]
     snap = sglang.derive(None, sglang.RawPoll(0.0, info=info, loads=loads), URL)
     assert snap.model == "/models/x" and snap.build is None and snap.n_ctx_slot is None

@@ -72,7 +72,10 @@ def test_timings_per_token_gives_exact_step_keys():
     # Events of one verify step share predicted_ms (llama_server.md §10.3).
     state = streams.StreamState()
     lines = [
-        (0.000, {"content": "a", "tokens_predicted": 1, "timings": {"predicted_ms": 0.001, "predicted_n": 1}}),
+        (
+            0.000,
+            {"content": "a", "tokens_predicted": 1, "timings": {"predicted_ms": 0.001, "predicted_n": 1}},
+        ),
         (0.005, {"content": "b", "tokens_predicted": 2, "timings": {"predicted_ms": 5.4, "predicted_n": 2}}),
         (0.006, {"content": "c", "tokens_predicted": 3, "timings": {"predicted_ms": 5.4, "predicted_n": 3}}),
         (0.011, {"content": "d", "tokens_predicted": 4, "timings": {"predicted_ms": 11.1, "predicted_n": 4}}),
@@ -99,20 +102,52 @@ def test_error_event_and_junk_are_reported():
 
 def test_vllm_and_sglang_spec_details():
     vllm = streams.StreamState()
-    streams.feed_openai(vllm, 0.0, {"choices": [], "usage": {"completion_tokens": 100, "prompt_tokens": 9},
-                                    "metrics": {"speculative_decoding": {"num_draft_tokens": 90,
-                                                "num_accepted_draft_tokens": 60, "num_spec_steps": 30}}})
-    assert (vllm.draft_n, vllm.draft_n_accepted, vllm.server_steps, vllm.committed_tokens) == (90, 60, 30, 100)
+    streams.feed_openai(
+        vllm,
+        0.0,
+        {
+            "choices": [],
+            "usage": {"completion_tokens": 100, "prompt_tokens": 9},
+            "metrics": {
+                "speculative_decoding": {
+                    "num_draft_tokens": 90,
+                    "num_accepted_draft_tokens": 60,
+                    "num_spec_steps": 30,
+                }
+            },
+        },
+    )
+    assert (vllm.draft_n, vllm.draft_n_accepted, vllm.server_steps, vllm.committed_tokens) == (
+        90,
+        60,
+        30,
+        100,
+    )
     sglang = streams.StreamState()
-    streams.feed_openai(sglang, 0.0, {"choices": [], "sglext": {"spec_tokens_details": {
-        "spec_verify_ct": 20, "spec_num_correct_drafts": 25, "spec_num_proposed_drafts": 60}}})
+    streams.feed_openai(
+        sglang,
+        0.0,
+        {
+            "choices": [],
+            "sglext": {
+                "spec_tokens_details": {
+                    "spec_verify_ct": 20,
+                    "spec_num_correct_drafts": 25,
+                    "spec_num_proposed_drafts": 60,
+                }
+            },
+        },
+    )
     assert (sglang.draft_n, sglang.draft_n_accepted, sglang.server_steps) == (60, 25, 20)
 
 
 def test_vllm_continuous_usage_counts_multi_token_chunks():
     state = streams.StreamState()
     for t_s, text, cumulative in [(0.1, "Hello", 1), (0.2, " big world", 3), (0.3, "!", 4)]:
-        streams.feed_openai(state, t_s, {"choices": [{"delta": {"content": text}}],
-                                         "usage": {"completion_tokens": cumulative}})
+        streams.feed_openai(
+            state,
+            t_s,
+            {"choices": [{"delta": {"content": text}}], "usage": {"completion_tokens": cumulative}},
+        )
     assert [e.n_tokens for e in state.events] == [1, 2, 1]
     assert state.tokens_per_event_exact

@@ -16,15 +16,55 @@ from tests.collectors.fake_servers import (
 )
 
 URL = "http://127.0.0.1:8000"
-E0 = VllmEngine(generated=2900, prompt=5000, drafts=1000, draft_tokens=3000, accepted=1800,
-                per_pos=(800, 600, 400), running=8, waiting=1, steps=1100, itl=5000)
-E1 = VllmEngine(generated=700, prompt=900, drafts=300, draft_tokens=900, accepted=300,
-                per_pos=(200, 80, 20), running=2, waiting=0, steps=400, itl=700)
+E0 = VllmEngine(
+    generated=2900,
+    prompt=5000,
+    drafts=1000,
+    draft_tokens=3000,
+    accepted=1800,
+    per_pos=(800, 600, 400),
+    running=8,
+    waiting=1,
+    steps=1100,
+    itl=5000,
+)
+E1 = VllmEngine(
+    generated=700,
+    prompt=900,
+    drafts=300,
+    draft_tokens=900,
+    accepted=300,
+    per_pos=(200, 80, 20),
+    running=2,
+    waiting=0,
+    steps=400,
+    itl=700,
+)
 # one window: engine 0 drafted 300 over 100 steps and kept 200; engine 1 drafted 60 over 20 and kept 30
-D0 = VllmEngine(generated=300, prompt=10, drafts=100, draft_tokens=300, accepted=200, per_pos=(90, 70, 40),
-                running=6, waiting=2, steps=110, itl=550)
-D1 = VllmEngine(generated=50, prompt=0, drafts=20, draft_tokens=60, accepted=30, per_pos=(20, 8, 2),
-                running=1, waiting=0, steps=30, itl=25)
+D0 = VllmEngine(
+    generated=300,
+    prompt=10,
+    drafts=100,
+    draft_tokens=300,
+    accepted=200,
+    per_pos=(90, 70, 40),
+    running=6,
+    waiting=2,
+    steps=110,
+    itl=550,
+)
+D1 = VllmEngine(
+    generated=50,
+    prompt=0,
+    drafts=20,
+    draft_tokens=60,
+    accepted=30,
+    per_pos=(20, 8, 2),
+    running=1,
+    waiting=0,
+    steps=30,
+    itl=25,
+)
 
 
 def raw(page: str, t_s: float, **kw) -> vllm.RawPoll:
@@ -77,7 +117,9 @@ def test_counters_going_backwards_mean_a_restart(created):
     cur = raw(vllm_page([D0], created=created), 1.0)
     snap = vllm.derive(prev, cur, URL)
     assert snap.restarted
-    assert snap.window_tokens is None and snap.live_tok_s is None and snap.acceptance == pytest.approx(200 / 300)
+    assert (
+        snap.window_tokens is None and snap.live_tok_s is None and snap.acceptance == pytest.approx(200 / 300)
+    )
 
 
 def test_a_new_created_stamp_is_a_restart_even_when_counters_grew():
@@ -87,7 +129,9 @@ def test_a_new_created_stamp_is_a_restart_even_when_counters_grew():
 
 
 def test_a_plain_server_drafts_nothing():
-    snap = vllm.derive(raw(vllm_page([E0], spec=False), 0.0), raw(vllm_page([E0.plus(D0)], spec=False), 1.0), URL)
+    snap = vllm.derive(
+        raw(vllm_page([E0], spec=False), 0.0), raw(vllm_page([E0.plus(D0)], spec=False), 1.0), URL
+    )
     assert snap.drafting is False
     assert snap.acceptance is None and snap.mean_advance is None and snap.survival == ()
     assert snap.window_drafted is None and snap.window_tokens == 300
@@ -97,7 +141,8 @@ def test_older_names_are_mapped():
     page = vllm_page([E0], old_names=True) + (
         "# HELP vllm:spec_decode_draft_acceptance_rate Speulative token acceptance rate.\n"
         "# TYPE vllm:spec_decode_draft_acceptance_rate gauge\n"
-        'vllm:spec_decode_draft_acceptance_rate{model_name="m"} 0.6\n')
+        'vllm:spec_decode_draft_acceptance_rate{model_name="m"} 0.6\n'
+    )
     later = vllm_page([E0.plus(D0)], old_names=True)
     snap = vllm.derive(raw(page, 0.0), raw(later, 1.0), URL)
     assert snap.busy_slots_per_decode == pytest.approx(550 / 110)  # time_per_output_token_seconds, ≤0.11

@@ -24,9 +24,13 @@ def metrics(url: str) -> dict[str, float]:
 async def send_batch(url: str, n: int, tokens: int, route: str = "completion"):
     async with httpx.AsyncClient(timeout=60) as client:
         collector = LlamaCppCollector(url, client=client)
-        specs = [RequestSpec(prompt=f"the power supply of request {i} draws", max_tokens=tokens, route=route)
-                 for i in range(n)]
-        return await asyncio.gather(*(stream_request(client, url, s, busy_probe=collector.busy_slots) for s in specs))
+        specs = [
+            RequestSpec(prompt=f"the power supply of request {i} draws", max_tokens=tokens, route=route)
+            for i in range(n)
+        ]
+        return await asyncio.gather(
+            *(stream_request(client, url, s, busy_probe=collector.busy_slots) for s in specs)
+        )
 
 
 @pytest.mark.parametrize("route", ["completion", "chat"])
@@ -37,8 +41,16 @@ def test_drafting_server_records_match_the_servers_counters(llama_server, draft_
     after = metrics(server.url)
     drafted = sum(r.draft_n for r in records)
     accepted = sum(r.draft_n_accepted for r in records)
-    assert after["llamacpp:spec_decode_num_draft_tokens_total"] - before["llamacpp:spec_decode_num_draft_tokens_total"] == drafted
-    assert after["llamacpp:spec_decode_num_accepted_tokens_total"] - before["llamacpp:spec_decode_num_accepted_tokens_total"] == accepted
+    assert (
+        after["llamacpp:spec_decode_num_draft_tokens_total"]
+        - before["llamacpp:spec_decode_num_draft_tokens_total"]
+        == drafted
+    )
+    assert (
+        after["llamacpp:spec_decode_num_accepted_tokens_total"]
+        - before["llamacpp:spec_decode_num_accepted_tokens_total"]
+        == accepted
+    )
     assert after["llamacpp:tokens_predicted_total"] - before["llamacpp:tokens_predicted_total"] == 3 * 48
     assert 0 < accepted < drafted
     for r in records:
@@ -49,7 +61,9 @@ def test_drafting_server_records_match_the_servers_counters(llama_server, draft_
         assert r.mean_advance == pytest.approx(47 / r.steps)
         assert r.concurrency_max is not None and r.concurrency_max >= 1
     # the server counts verify steps only where a draft was made, spectop counts every decode step
-    server_steps = after["llamacpp:spec_decode_num_drafts_total"] - before["llamacpp:spec_decode_num_drafts_total"]
+    server_steps = (
+        after["llamacpp:spec_decode_num_drafts_total"] - before["llamacpp:spec_decode_num_drafts_total"]
+    )
     assert server_steps <= sum(r.steps for r in records)
 
 
@@ -69,8 +83,16 @@ def test_probe_cli_json_matches_server_timings(llama_server, draft_args, capsys)
     after = metrics(server.url)
     assert body["schema"] == "spectop.request/1"
     assert body["committed_tokens"] == 40
-    assert body["draft_n"] == after["llamacpp:spec_decode_num_draft_tokens_total"] - before["llamacpp:spec_decode_num_draft_tokens_total"]
-    assert body["draft_n_accepted"] == after["llamacpp:spec_decode_num_accepted_tokens_total"] - before["llamacpp:spec_decode_num_accepted_tokens_total"]
+    assert (
+        body["draft_n"]
+        == after["llamacpp:spec_decode_num_draft_tokens_total"]
+        - before["llamacpp:spec_decode_num_draft_tokens_total"]
+    )
+    assert (
+        body["draft_n_accepted"]
+        == after["llamacpp:spec_decode_num_accepted_tokens_total"]
+        - before["llamacpp:spec_decode_num_accepted_tokens_total"]
+    )
     assert 0 < body["acceptance"] < 1
     assert body["ttft_ms"] > 0 and body["step_gaps"]["p99_ms"] >= body["step_gaps"]["p50_ms"]
     assert sum(body["burst_sizes"]) == 40

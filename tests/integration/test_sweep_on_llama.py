@@ -25,7 +25,16 @@ BASE = ["-np", "4", "-c", "4096", "-t", "1", "--metrics"]
 
 
 def draft_command(binary, models, spec_type=True) -> list[str]:
-    argv = [binary, "-m", str(models.target_path), "--port", str(free_port()), *BASE, "-md", str(models.draft_path)]
+    argv = [
+        binary,
+        "-m",
+        str(models.target_path),
+        "--port",
+        str(free_port()),
+        *BASE,
+        "-md",
+        str(models.draft_path),
+    ]
     return argv + (["--spec-type", "draft-simple", "--spec-draft-n-max", "4"] if spec_type else [])
 
 
@@ -56,7 +65,11 @@ def test_short_sweep_from_a_draft_command(llama_server_binary, tiny_models, tmp_
         assert "estimate" in {f["code"] for f in row["flags"]}
         # the batch the server actually ran, from its own busy-slots-per-decode over the window
         # (short answers on a shared CPU overlap imperfectly, so only ask that two did overlap)
-        assert row["concurrency_mean"] == pytest.approx(1.0) if row["batch"] == 1 else row["concurrency_mean"] > 1.2
+        assert (
+            row["concurrency_mean"] == pytest.approx(1.0)
+            if row["batch"] == 1
+            else row["concurrency_mean"] > 1.2
+        )
         if row["arm"] == "draft":
             # acceptance equals the server's own counters
             assert row["drafted"] == row["server_drafted"] and row["accepted"] == row["server_accepted"]
@@ -101,10 +114,31 @@ def test_a_server_that_dies_mid_sweep_loses_no_completed_point(llama_server, dra
 
 def test_ctrl_c_leaves_completed_points_and_one_line(llama_server, draft_args, tmp_path):
     plain, draft = llama_server(), llama_server(*draft_args)
-    cmd = [sys.executable, "-m", "tui", "sweep", "--plain", plain.url, "--draft", draft.url, "--batches", "1,2,4",
-           "--tokens", "64", "--passes", "2", "--idle", "0.2", "--meter", "estimate", "--results", str(tmp_path)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "COLUMNS": "120"})
+    cmd = [
+        sys.executable,
+        "-m",
+        "tui",
+        "sweep",
+        "--plain",
+        plain.url,
+        "--draft",
+        draft.url,
+        "--batches",
+        "1,2,4",
+        "--tokens",
+        "64",
+        "--passes",
+        "2",
+        "--idle",
+        "0.2",
+        "--meter",
+        "estimate",
+        "--results",
+        str(tmp_path),
+    ]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "COLUMNS": "120"}
+    )
     deadline = time.monotonic() + 60
     for line in proc.stdout:
         if "B=1   draft" in line or time.monotonic() > deadline:
@@ -130,4 +164,6 @@ def test_fresh_server_restarts_before_every_point(llama_server_binary, tiny_mode
     # one start for the idle baseline, then one per point: plain, draft, plain
     assert logs == ["draft-server-3.log", "plain-server-1.log", "plain-server-2.log", "plain-server-4.log"]
     _, rows = load_run(ended.run_dir)
-    assert [r["arm"] for r in rows] == ["plain", "draft", "plain"] and all(r["committed_tokens"] == 16 for r in rows)
+    assert [r["arm"] for r in rows] == ["plain", "draft", "plain"] and all(
+        r["committed_tokens"] == 16 for r in rows
+    )

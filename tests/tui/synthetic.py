@@ -15,18 +15,33 @@ from tests.collectors.sweep.test_summary import note25_rows
 from tests.fixtures import read_json, read_text, sse_lines
 
 URL = "http://127.0.0.1:8080"
-METER = MeterInfo(name="dcgm", devices=("Simulated GPU #0",), boundary="GPU board", method="counter",
-                  update_period_s=0.1, power_limit_w=700.0, detail="test")
+METER = MeterInfo(
+    name="dcgm",
+    devices=("Simulated GPU #0",),
+    boundary="GPU board",
+    method="counter",
+    update_period_s=0.1,
+    power_limit_w=700.0,
+    detail="test",
+)
 
 
 def raw(prefix: str, metrics: str, slots: str, t_s: float) -> llamacpp.RawPoll:
-    return llamacpp.RawPoll(t_s, props=read_json(f"{prefix}.props.json"), slots=read_json(f"{prefix}.slots.{slots}.json"),
-                            metrics=promtext.parse(read_text(f"{prefix}.metrics.{metrics}.txt")))
+    return llamacpp.RawPoll(
+        t_s,
+        props=read_json(f"{prefix}.props.json"),
+        slots=read_json(f"{prefix}.slots.{slots}.json"),
+        metrics=promtext.parse(read_text(f"{prefix}.metrics.{metrics}.txt")),
+    )
 
 
 def snapshots(prefix: str = "draft-simple") -> list:
     """Three real polls: before, busy (4 requests running), after."""
-    polls = [raw(prefix, "before", "idle", 100.0), raw(prefix, "busy", "busy", 101.0), raw(prefix, "after", "idle", 102.0)]
+    polls = [
+        raw(prefix, "before", "idle", 100.0),
+        raw(prefix, "busy", "busy", 101.0),
+        raw(prefix, "after", "idle", 102.0),
+    ]
     out, prev = [], None
     for cur in polls:
         out.append(llamacpp.derive(prev, cur, URL))
@@ -46,17 +61,32 @@ def readings(start_s: float = 99.0, seconds: float = 4.0, power_w: float = 40.0)
     return out
 
 
-def record(prefix: str = "draft-simple", request_id: str = "r1", t_send_s: float = 100.2, tag: str = "probe") -> RequestRecord:
+def record(
+    prefix: str = "draft-simple", request_id: str = "r1", t_send_s: float = 100.2, tag: str = "probe"
+) -> RequestRecord:
     state = streams.StreamState()
     for t_s, line in sse_lines(f"{prefix}.completion.sse.jsonl"):
         streams.feed_line(state, t_send_s + t_s, line, native=True)
     drafting = bool(state.draft_n)
-    return RequestRecord(request_id=request_id, server_url=URL, route="/completion", t_send_s=t_send_s,
-                         t_done_s=state.events[-1].t_s, events=tuple(state.events),
-                         latency=latency.profile(state.events, t_send_s, drafting), committed_tokens=state.committed_tokens,
-                         prompt_tokens=state.prompt_tokens, draft_n=state.draft_n, draft_n_accepted=state.draft_n_accepted,
-                         finish_reason=state.finish_reason, model=state.model, text_sha256=state.text_sha256,
-                         concurrency_mean=1.0, concurrency_max=1, tag=tag)
+    return RequestRecord(
+        request_id=request_id,
+        server_url=URL,
+        route="/completion",
+        t_send_s=t_send_s,
+        t_done_s=state.events[-1].t_s,
+        events=tuple(state.events),
+        latency=latency.profile(state.events, t_send_s, drafting),
+        committed_tokens=state.committed_tokens,
+        prompt_tokens=state.prompt_tokens,
+        draft_n=state.draft_n,
+        draft_n_accepted=state.draft_n_accepted,
+        finish_reason=state.finish_reason,
+        model=state.model,
+        text_sha256=state.text_sha256,
+        concurrency_mean=1.0,
+        concurrency_max=1,
+        tag=tag,
+    )
 
 
 def sweep_events(run_dir: Path = Path("results/20261129T000000Z")) -> list:
@@ -68,9 +98,14 @@ def sweep_events(run_dir: Path = Path("results/20261129T000000Z")) -> list:
     events: list = [SweepStarted(run_dir, plan, schedule, ()), IdleMeasured(12.0, 5.0)]
     for i, key in enumerate(schedule):
         row = dict(by_key[(key.batch, key.arm, key.phase or "")])
-        row.update(tok_s=row["committed_tokens"] / row["window_s"], power_w=row["energy_j"] / row["window_s"],
-                   mj_per_token=1000 * row["energy_j"] / row["committed_tokens"],
-                   acceptance=0.7 if key.arm == "draft" else None)
+        row.update(
+            tok_s=row["committed_tokens"] / row["window_s"],
+            power_w=row["energy_j"] / row["window_s"],
+            mj_per_token=1000 * row["energy_j"] / row["committed_tokens"],
+            acceptance=0.7 if key.arm == "draft" else None,
+        )
         events += [PointProgressed(i, key, "running"), PointDone(i, key, row)]
-    events.append(SweepEnded(run_dir, summarize(rows, {"planned_points": len(schedule), "idle_w": 12.0}), False))
+    events.append(
+        SweepEnded(run_dir, summarize(rows, {"planned_points": len(schedule), "idle_w": 12.0}), False)
+    )
     return events

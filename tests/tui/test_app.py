@@ -40,7 +40,9 @@ async def wait_until(pilot, condition, timeout_s: float = 60.0) -> None:
 
 
 def ended_events(seen) -> list:
-    return [m.event for m in seen if isinstance(m, messages.SweepProgressed) and isinstance(m.event, SweepEnded)]
+    return [
+        m.event for m in seen if isinstance(m, messages.SweepProgressed) and isinstance(m.event, SweepEnded)
+    ]
 
 
 def app_with(snapshots, sampler=None, **settings) -> SpectopApp:
@@ -138,8 +140,14 @@ async def test_probe_adds_a_request_row(sim):
 def sweep_app(sim, tmp_path: Path, plan: SweepPlan) -> tuple[SpectopApp, Sampler]:
     meter = open_meter(f"dcgm={sim.meter_url}/metrics?period=0.1")
     sampler = Sampler(meter).start()
-    settings = Settings(server_url=sim.draft_url, plain_url=sim.plain_url, draft_url=sim.draft_url,
-                        results_root=tmp_path, quick_plan=plan, poll=False)
+    settings = Settings(
+        server_url=sim.draft_url,
+        plain_url=sim.plain_url,
+        draft_url=sim.draft_url,
+        results_root=tmp_path,
+        quick_plan=plan,
+        poll=False,
+    )
     return SpectopApp(settings, FakeCollector(synthetic.snapshots()), sampler), sampler
 
 
@@ -180,8 +188,12 @@ async def test_cancel_sweep_keeps_completed_points(sim, tmp_path):
         async with app.run_test(size=(120, 40), message_hook=seen.append) as pilot:
             await pilot.press("s")
             await pilot.click("#dialog-run")
-            await wait_until(pilot, lambda: any(isinstance(m, messages.SweepProgressed)
-                                                and isinstance(m.event, PointDone) for m in seen))
+            await wait_until(
+                pilot,
+                lambda: any(
+                    isinstance(m, messages.SweepProgressed) and isinstance(m.event, PointDone) for m in seen
+                ),
+            )
             await pilot.press("c")
             await wait_until(pilot, lambda: ended_events(seen), timeout_s=120)
             await pilot.pause(0.3)

@@ -40,7 +40,9 @@ def test_probe_reads_the_calibrated_single_request_figures(sim, capsys, arm, tok
 def test_snapshot_shows_drafting_and_energy(sim, capsys):
     assert main(["probe", "--server", sim.draft_url, "--tokens", "32", "--meter", "none"]) == 0
     capsys.readouterr()
-    assert main(["snapshot", "--server", sim.draft_url, "--meter", meter(sim), "--window", "0.5", "--json"]) == 0
+    assert (
+        main(["snapshot", "--server", sim.draft_url, "--meter", meter(sim), "--window", "0.5", "--json"]) == 0
+    )
     snap = json.loads(capsys.readouterr().out)
     assert snap["drafting"] is True and snap["slots_total"] == 16
     assert 0.6 < snap["acceptance"] < 0.8
@@ -75,8 +77,26 @@ def test_report_on_a_folder_that_is_not_a_run(tmp_path, capsys):
 
 
 def test_sweep_json_and_its_files(sim, tmp_path, capsys):
-    args = ["sweep", "--plain", sim.plain_url, "--draft", sim.draft_url, "--batches", "1,2", "--tokens", "64",
-            "--passes", "1", "--idle", "0.3", "--meter", meter(sim), "--results", str(tmp_path), "--json"]
+    args = [
+        "sweep",
+        "--plain",
+        sim.plain_url,
+        "--draft",
+        sim.draft_url,
+        "--batches",
+        "1,2",
+        "--tokens",
+        "64",
+        "--passes",
+        "1",
+        "--idle",
+        "0.3",
+        "--meter",
+        meter(sim),
+        "--results",
+        str(tmp_path),
+        "--json",
+    ]
     assert main(args) == 0
     body = json.loads(capsys.readouterr().out)
     assert body["error"] is None and not body["cancelled"]
@@ -84,7 +104,13 @@ def test_sweep_json_and_its_files(sim, tmp_path, capsys):
     assert [t["batch"] for t in summary["rows"]] == [1, 2] and summary["points"] == 6
     assert summary["rows"][1]["energy_ratio"] < 1  # two requests: drafting saves (note 25: 0.71x)
     run_dir = tmp_path / body["run_dir"].rsplit("/", 1)[1]
-    assert {p.name for p in run_dir.iterdir()} >= {"meta.json", "points.jsonl", "summary.json", "summary.csv", "summary.md"}
+    assert {p.name for p in run_dir.iterdir()} >= {
+        "meta.json",
+        "points.jsonl",
+        "summary.json",
+        "summary.csv",
+        "summary.md",
+    }
     assert json.loads((run_dir / "meta.json").read_text())["plan"]["prompts"]["set"] == "power"
 
 
@@ -94,8 +120,27 @@ def test_sweep_needs_both_arms(capsys):
 
 
 def test_refine_measures_the_batch_inside_the_crossover(sim, tmp_path, capsys):
-    args = ["sweep", "--plain", sim.plain_url, "--draft", sim.draft_url, "--batches", "1,2,4,8", "--tokens", "96",
-            "--passes", "1", "--idle", "0.3", "--meter", meter(sim), "--results", str(tmp_path), "--refine", "--json"]
+    args = [
+        "sweep",
+        "--plain",
+        sim.plain_url,
+        "--draft",
+        sim.draft_url,
+        "--batches",
+        "1,2,4,8",
+        "--tokens",
+        "96",
+        "--passes",
+        "1",
+        "--idle",
+        "0.3",
+        "--meter",
+        meter(sim),
+        "--results",
+        str(tmp_path),
+        "--refine",
+        "--json",
+    ]
     assert main(args) == 0
     summary = json.loads(capsys.readouterr().out)["summary"]
     assert [t["batch"] for t in summary["rows"]] == [1, 2, 3, 4, 8]
@@ -113,7 +158,9 @@ def test_refine_is_a_no_op_without_room(tmp_path):
     rows = note25_rows()
     assert [k.batch for k in refinement(SweepPlan(refine=True), rows)] == [3, 3, 3]
     assert refinement(SweepPlan(refine=False), rows) == []
-    adjacent = [dict(r, batch=3 if r["batch"] == 2 else r["batch"]) for r in rows]  # crossover between 3 and 4
+    adjacent = [
+        dict(r, batch=3 if r["batch"] == 2 else r["batch"]) for r in rows
+    ]  # crossover between 3 and 4
     assert refinement(SweepPlan(refine=True), adjacent) == []
     no_crossover = [r for r in rows if r["batch"] >= 4]
     assert refinement(SweepPlan(refine=True), no_crossover) == []

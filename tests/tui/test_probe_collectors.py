@@ -15,8 +15,10 @@ from tui.commands import probe
 
 @pytest.mark.parametrize(
     ("fake", "dialect", "busy"),
-    [(FakeVllm([VllmEngine(running=3), VllmEngine(running=4)]), "vllm", 7),
-     (FakeSglang([SglangRank(running=5), SglangRank(running=1)]), "sglang", 6)],
+    [
+        (FakeVllm([VllmEngine(running=3), VllmEngine(running=4)]), "vllm", 7),
+        (FakeSglang([SglangRank(running=5), SglangRank(running=1)]), "sglang", 6),
+    ],
     ids=["vllm", "sglang"],
 )
 def test_probe_busy_count_per_dialect(fake, dialect, busy, monkeypatch):

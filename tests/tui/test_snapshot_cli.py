@@ -15,15 +15,44 @@ from tests.collectors.fake_servers import FakeVllm, Routes, VllmEngine
 from tests.collectors.fake_sglang import FakeSglang, SglangRank, SglangTokenizer
 from tui.cli import main
 
-ENGINES = [VllmEngine(generated=2900, drafts=1000, draft_tokens=3000, accepted=1800, per_pos=(800, 600, 400),
-                      running=8, steps=1100, itl=5000),
-           VllmEngine(generated=700, drafts=300, draft_tokens=900, accepted=300, per_pos=(200, 80, 20),
-                      running=2, steps=400, itl=700)]
+ENGINES = [
+    VllmEngine(
+        generated=2900,
+        drafts=1000,
+        draft_tokens=3000,
+        accepted=1800,
+        per_pos=(800, 600, 400),
+        running=8,
+        steps=1100,
+        itl=5000,
+    ),
+    VllmEngine(
+        generated=700,
+        drafts=300,
+        draft_tokens=900,
+        accepted=300,
+        per_pos=(200, 80, 20),
+        running=2,
+        steps=400,
+        itl=700,
+    ),
+]
 # per scrape: 360 drafted over 120 steps, 230 accepted, (110, 78, 42) per position, 350 tokens
-STEP = [VllmEngine(generated=300, drafts=100, draft_tokens=300, accepted=200, per_pos=(90, 70, 40), running=6,
-                   steps=110, itl=550),
-        VllmEngine(generated=50, drafts=20, draft_tokens=60, accepted=30, per_pos=(20, 8, 2), running=1,
-                   steps=30, itl=25)]
+STEP = [
+    VllmEngine(
+        generated=300,
+        drafts=100,
+        draft_tokens=300,
+        accepted=200,
+        per_pos=(90, 70, 40),
+        running=6,
+        steps=110,
+        itl=550,
+    ),
+    VllmEngine(
+        generated=50, drafts=20, draft_tokens=60, accepted=30, per_pos=(20, 8, 2), running=1, steps=30, itl=25
+    ),
+]
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -82,9 +111,11 @@ def test_snapshot_of_vllm_as_json(capsys):
 
 
 def test_snapshot_of_sglang_prints_its_gauges(capsys):
-    fake = FakeSglang([SglangRank(decode_tokens=1000, running=3, accept_length=2.8, accept_rate=0.6)],
-                      SglangTokenizer(900, 0, 300, 5000),
-                      rank_step=[SglangRank(decode_tokens=120, running=3, accept_length=2.8, accept_rate=0.6)])
+    fake = FakeSglang(
+        [SglangRank(decode_tokens=1000, running=3, accept_length=2.8, accept_rate=0.6)],
+        SglangTokenizer(900, 0, 300, 5000),
+        rank_step=[SglangRank(decode_tokens=120, running=3, accept_length=2.8, accept_rate=0.6)],
+    )
     with serving(fake) as url:
         assert main(["snapshot", "--server", url, "--window", "0.05"]) == 0
     out = capsys.readouterr().out

@@ -31,7 +31,12 @@ async def feed_live(pilot) -> None:
     for snap in synthetic.snapshots():
         app.post_message(messages.ServerPolled(snap))
     await pilot.pause()
-    app.add_records([synthetic.record("draft-simple", "r1", 100.2), synthetic.record("draft-simple", "r2", 100.5, "sweep:draft:2")])
+    app.add_records(
+        [
+            synthetic.record("draft-simple", "r1", 100.2),
+            synthetic.record("draft-simple", "r2", 100.5, "sweep:draft:2"),
+        ]
+    )
     await pilot.pause()
     app.clear_notifications()
 
@@ -44,8 +49,14 @@ async def feed_sweep(pilot) -> None:
     await pilot.pause()
     # live traffic after the sweep (the live window restarts when a sweep ends)
     shift = time.monotonic() + 10 - 99.0
-    app.post_message(messages.MeterRead([dataclasses.replace(r, t_s=r.t_s + shift, energy_j=r.energy_j + 1000)
-                                         for r in synthetic.readings()]))
+    app.post_message(
+        messages.MeterRead(
+            [
+                dataclasses.replace(r, t_s=r.t_s + shift, energy_j=r.energy_j + 1000)
+                for r in synthetic.readings()
+            ]
+        )
+    )
     for snap in synthetic.snapshots():
         app.post_message(messages.ServerPolled(dataclasses.replace(snap, taken_at_s=snap.taken_at_s + shift)))
     await pilot.pause()

@@ -7,9 +7,17 @@ from tui.state import slot_rates
 
 
 def test_slot_rates_between_polls():
-    prev = ServerSnapshot(url="u", backend="llama.cpp", taken_at_s=1.0, status="ok", busy_slot_tokens=((0, 10), (1, 50)))
-    cur = ServerSnapshot(url="u", backend="llama.cpp", taken_at_s=1.5, status="ok", window_s=0.5,
-                         busy_slot_tokens=((0, 40), (1, 5), (2, 7)))
+    prev = ServerSnapshot(
+        url="u", backend="llama.cpp", taken_at_s=1.0, status="ok", busy_slot_tokens=((0, 10), (1, 50))
+    )
+    cur = ServerSnapshot(
+        url="u",
+        backend="llama.cpp",
+        taken_at_s=1.5,
+        status="ok",
+        window_s=0.5,
+        busy_slot_tokens=((0, 40), (1, 5), (2, 7)),
+    )
     # slot 0 grew by 30 in 0.5 s; slot 1 started a new task; slot 2 was idle before
     assert slot_rates(prev, cur) == {0: 60.0}
     assert slot_rates(None, cur) == {}
@@ -22,8 +30,17 @@ def test_live_energy_pauses_for_a_sweep_and_restarts_after_it():
     for i in range(101):
         state.add_power(i / 10, 40.0, 4.0 * i)
     for t in range(1, 11):
-        state.add_snapshot(ServerSnapshot(url="u", backend="llama.cpp", taken_at_s=float(t), status="ok",
-                                          window_s=1.0, window_tokens=100, slots_busy=1))
+        state.add_snapshot(
+            ServerSnapshot(
+                url="u",
+                backend="llama.cpp",
+                taken_at_s=float(t),
+                status="ok",
+                window_s=1.0,
+                window_tokens=100,
+                slots_busy=1,
+            )
+        )
     assert state.energy_view().mj_per_token == 400.0
     state.sweep_started()
     paused = state.energy_view()

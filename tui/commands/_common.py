@@ -20,10 +20,18 @@ DEFAULT_SERVER = "http://127.0.0.1:8080"
 
 
 def add_server_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--server", default=DEFAULT_SERVER, metavar="URL",
-                        help=f"base URL of llama-server, vLLM or SGLang (default {DEFAULT_SERVER})")
-    parser.add_argument("--api-key", default=None, metavar="KEY",
-                        help="API key sent to the server only (default: $SPECTOP_API_KEY)")
+    parser.add_argument(
+        "--server",
+        default=DEFAULT_SERVER,
+        metavar="URL",
+        help=f"base URL of llama-server, vLLM or SGLang (default {DEFAULT_SERVER})",
+    )
+    parser.add_argument(
+        "--api-key",
+        default=None,
+        metavar="KEY",
+        help="API key sent to the server only (default: $SPECTOP_API_KEY)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
 
 
@@ -55,12 +63,22 @@ def energy_rows(energy: dict[str, Any] | None) -> list[tuple[str, str]]:
         return [("energy", "no meter (--meter none)")]
     meter = energy["meter"]
     label = "ESTIMATE" if meter["method"] == "estimate" else meter["method"]
-    rows = [("meter", f"{escape(meter['name'])} ({label}, {escape(meter['boundary'])})"),
-            ("power", fmt(energy["power_w"], ".1f", " W") + f" over {fmt(energy['window_s'], '.2f', ' s')}"),
-            ("mJ/token", fmt(energy["mj_per_token"], ".0f") + (" (estimate)" if meter["method"] == "estimate" else ""))]
+    rows = [
+        ("meter", f"{escape(meter['name'])} ({label}, {escape(meter['boundary'])})"),
+        ("power", fmt(energy["power_w"], ".1f", " W") + f" over {fmt(energy['window_s'], '.2f', ' s')}"),
+        (
+            "mJ/token",
+            fmt(energy["mj_per_token"], ".0f") + (" (estimate)" if meter["method"] == "estimate" else ""),
+        ),
+    ]
     if energy["short_window"]:
-        rows.append(("note", f"the window is shorter than 10 meter update periods ({meter['update_period_s']:g} s): "
-                             "read it as rough"))
+        rows.append(
+            (
+                "note",
+                f"the window is shorter than 10 meter update periods ({meter['update_period_s']:g} s): "
+                "read it as rough",
+            )
+        )
     return rows
 
 

@@ -28,31 +28,65 @@ def register(subparsers: Any) -> None:
         help="run spectop on a simulated llama-server pair and GPU meter (needs nothing installed)",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
     )
-    parser.add_argument("--no-ui", action="store_true",
-                        help="print a live line per second instead of opening the dashboard")
-    parser.add_argument("--llama", action="store_true",
-                        help="run the demo on two real llama-servers with generated tiny models "
-                             "(needs llama-server; estimate meter unless --meter)")
-    parser.add_argument("--meter", default="estimate", metavar="SPEC", help="meter for --llama (default estimate)")
-    parser.add_argument("--screenshots", type=Path, default=None, metavar="DIR",
-                        help="save main.svg and sweep.svg of the demo into DIR, then exit")
-    parser.add_argument("--serve-only", action="store_true",
-                        help="print the plain, draft and meter URLs and serve until Ctrl-C (no traffic)")
-    parser.add_argument("--port", type=int, default=0, metavar="P",
-                        help="plain arm on P, draft on P+1, meter on P+2 (default 0: free ports)")
+    parser.add_argument(
+        "--no-ui", action="store_true", help="print a live line per second instead of opening the dashboard"
+    )
+    parser.add_argument(
+        "--llama",
+        action="store_true",
+        help="run the demo on two real llama-servers with generated tiny models "
+        "(needs llama-server; estimate meter unless --meter)",
+    )
+    parser.add_argument(
+        "--meter", default="estimate", metavar="SPEC", help="meter for --llama (default estimate)"
+    )
+    parser.add_argument(
+        "--screenshots",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="save main.svg and sweep.svg of the demo into DIR, then exit",
+    )
+    parser.add_argument(
+        "--serve-only",
+        action="store_true",
+        help="print the plain, draft and meter URLs and serve until Ctrl-C (no traffic)",
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=0,
+        metavar="P",
+        help="plain arm on P, draft on P+1, meter on P+2 (default 0: free ports)",
+    )
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="noise and draft seed (default 0)")
-    parser.add_argument("--speedup", type=float, default=1.0, metavar="X",
-                        help="multiply every token rate and every watt by X; mJ/token and acceptance "
-                             "stay the profile's (default 1)")
-    parser.add_argument("--profile", default="note25", metavar="NAME",
-                        help=f"calibration profile: {', '.join(PROFILES)}, or classes:code|prose|edit "
-                             "(default note25)")
-    parser.add_argument("--phase", type=float, default=16.0, metavar="S",
-                        help="seconds per concurrency level (default 16)")
-    parser.add_argument("--tokens", type=int, default=128, metavar="N",
-                        help="tokens per demo request (default 128)")
-    parser.add_argument("--duration", type=float, default=0.0, metavar="S",
-                        help="stop after S seconds (default 0: run until Ctrl-C)")
+    parser.add_argument(
+        "--speedup",
+        type=float,
+        default=1.0,
+        metavar="X",
+        help="multiply every token rate and every watt by X; mJ/token and acceptance "
+        "stay the profile's (default 1)",
+    )
+    parser.add_argument(
+        "--profile",
+        default="note25",
+        metavar="NAME",
+        help=f"calibration profile: {', '.join(PROFILES)}, or classes:code|prose|edit (default note25)",
+    )
+    parser.add_argument(
+        "--phase", type=float, default=16.0, metavar="S", help="seconds per concurrency level (default 16)"
+    )
+    parser.add_argument(
+        "--tokens", type=int, default=128, metavar="N", help="tokens per demo request (default 128)"
+    )
+    parser.add_argument(
+        "--duration",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="stop after S seconds (default 0: run until Ctrl-C)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -65,15 +99,19 @@ def _ports(base: int) -> tuple[int, int, int]:
 
 def _start(args: argparse.Namespace) -> Simulator:
     if args.speedup <= 0 or args.phase <= 0 or args.tokens <= 0 or not 0 <= args.port <= 65533:
-        raise SpectopError("demo: --speedup, --phase and --tokens must be positive, --port 0-65533",
-                           "e.g. spectop demo --port 9000")
+        raise SpectopError(
+            "demo: --speedup, --phase and --tokens must be positive, --port 0-65533",
+            "e.g. spectop demo --port 9000",
+        )
     try:
         return Simulator(args.profile, seed=args.seed, speedup=args.speedup, ports=_ports(args.port)).start()
     except KeyError as exc:
         raise SpectopError(f"demo: {exc.args[0]}", "see spectop demo --help for the profiles") from None
     except OSError as exc:
-        raise SpectopError(f"demo: cannot listen on ports {args.port}-{args.port + 2} ({exc.strerror})",
-                           "pick another --port, or 0 for free ports") from None
+        raise SpectopError(
+            f"demo: cannot listen on ports {args.port}-{args.port + 2} ({exc.strerror})",
+            "pick another --port, or 0 for free ports",
+        ) from None
 
 
 def _wait(seconds: float, tick: Any = None) -> None:
@@ -127,7 +165,8 @@ def _serve_only(sim: Simulator, args: argparse.Namespace) -> int:
         f"  try: spectop snapshot --server {sim.draft_url}\n"
         f"       spectop sweep --plain {sim.plain_url} --draft {sim.draft_url} "
         f"--meter 'dcgm={sim.meter_url}/metrics?period=0.1'",
-        file=sys.stderr, flush=True,
+        file=sys.stderr,
+        flush=True,
     )
     _wait(args.duration)
     print("spectop demo: stopped", file=sys.stderr, flush=True)
@@ -172,7 +211,9 @@ def _live(sim: Simulator, args: argparse.Namespace) -> int:
         flush=True,
     )
     pattern = default_pattern(phase_s=args.phase)
-    with TrafficGenerator({"plain": sim.plain_url, "draft": sim.draft_url}, pattern, n_tokens=args.tokens) as traffic:
+    with TrafficGenerator(
+        {"plain": sim.plain_url, "draft": sim.draft_url}, pattern, n_tokens=args.tokens
+    ) as traffic:
         line = _LiveLine(sim, traffic)
         _wait(args.duration, line.tick)
     print("spectop demo: stopped", file=sys.stderr, flush=True)
@@ -202,8 +243,13 @@ def _dashboard(sim: Simulator, args: argparse.Namespace) -> int:
         elif not sweeping:
             running[0] = traffic()
 
-    settings = Settings(server_url=sim.draft_url, plain_url=sim.plain_url, draft_url=sim.draft_url,
-                        title="spectop demo", demo=True)
+    settings = Settings(
+        server_url=sim.draft_url,
+        plain_url=sim.plain_url,
+        draft_url=sim.draft_url,
+        title="spectop demo",
+        demo=True,
+    )
     try:
         return run_dashboard(settings, f"dcgm={sim.meter_url}/metrics?period=0.1", on_sweep=on_sweep)
     finally:

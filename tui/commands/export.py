@@ -18,15 +18,27 @@ from tui.commands._common import DEFAULT_SERVER, add_meter_option, sampling
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "export", help="serve spectop's figures on a Prometheus /metrics endpoint",
+        "export",
+        help="serve spectop's figures on a Prometheus /metrics endpoint",
         description="Poll a server and a meter and serve acceptance, G, width, tok/s, W and mJ/token "
-        "(labelled with the meter's method) for Prometheus to scrape.")
-    parser.add_argument("--server", default=DEFAULT_SERVER, metavar="URL", help=f"server to watch (default {DEFAULT_SERVER})")
+        "(labelled with the meter's method) for Prometheus to scrape.",
+    )
+    parser.add_argument(
+        "--server", default=DEFAULT_SERVER, metavar="URL", help=f"server to watch (default {DEFAULT_SERVER})"
+    )
     add_meter_option(parser)
-    parser.add_argument("--listen", default="127.0.0.1:9464", metavar="HOST:PORT",
-                        help="where to serve /metrics (default 127.0.0.1:9464)")
-    parser.add_argument("--interval", type=float, default=1.0, metavar="S", help="seconds between polls (default 1)")
-    parser.add_argument("--window", type=float, default=30.0, metavar="S", help="rolling mJ/token window (default 30)")
+    parser.add_argument(
+        "--listen",
+        default="127.0.0.1:9464",
+        metavar="HOST:PORT",
+        help="where to serve /metrics (default 127.0.0.1:9464)",
+    )
+    parser.add_argument(
+        "--interval", type=float, default=1.0, metavar="S", help="seconds between polls (default 1)"
+    )
+    parser.add_argument(
+        "--window", type=float, default=30.0, metavar="S", help="rolling mJ/token window (default 30)"
+    )
     parser.add_argument("--api-key", default=None, metavar="KEY", help="API key (default $SPECTOP_API_KEY)")
     parser.set_defaults(run=run)
 
@@ -50,8 +62,14 @@ def run(args: argparse.Namespace) -> int:
         try:
             start_http_server(port, addr=host, registry=registry)
         except OSError as exc:
-            raise SpectopError(f"cannot listen on {host}:{port} ({exc.strerror})", "pick another --listen") from exc
-        print(f"spectop export: serving http://{host}:{port}/metrics for {url}; Ctrl-C stops", file=sys.stderr, flush=True)
+            raise SpectopError(
+                f"cannot listen on {host}:{port} ({exc.strerror})", "pick another --listen"
+            ) from exc
+        print(
+            f"spectop export: serving http://{host}:{port}/metrics for {url}; Ctrl-C stops",
+            file=sys.stderr,
+            flush=True,
+        )
         try:
             asyncio.run(exporter.run(args.interval, lambda: False))
         except KeyboardInterrupt:

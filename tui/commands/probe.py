@@ -29,16 +29,25 @@ from tui.commands._common import (
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("probe", help="send one streamed request and print its figures",
-                                   description="Send one streamed request at temperature 0 and print "
-                                   "tokens, drafting, speed and latency tails as the stream showed them.")
+    parser = subparsers.add_parser(
+        "probe",
+        help="send one streamed request and print its figures",
+        description="Send one streamed request at temperature 0 and print "
+        "tokens, drafting, speed and latency tails as the stream showed them.",
+    )
     add_server_options(parser)
     add_meter_option(parser)
-    parser.add_argument("--tokens", type=int, default=128, metavar="N", help="tokens to generate (default 128)")
+    parser.add_argument(
+        "--tokens", type=int, default=128, metavar="N", help="tokens to generate (default 128)"
+    )
     parser.add_argument("--prompt", default=DEFAULT_PROMPT, metavar="TEXT", help="prompt text")
-    parser.add_argument("--route", choices=("completion", "chat"), default=None,
-                        help="llama-server native /completion or OpenAI /v1/chat/completions "
-                        "(default: completion on llama-server, chat elsewhere)")
+    parser.add_argument(
+        "--route",
+        choices=("completion", "chat"),
+        default=None,
+        help="llama-server native /completion or OpenAI /v1/chat/completions "
+        "(default: completion on llama-server, chat elsewhere)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -78,17 +87,23 @@ def run(args: argparse.Namespace) -> int:
 
 def render(record: RequestRecord) -> Table:
     lat = record.latency
-    table = Table(title=f"one request to {escape(record.server_url)}{escape(record.route)}",
-                  show_header=False, box=None)
+    table = Table(
+        title=f"one request to {escape(record.server_url)}{escape(record.route)}", show_header=False, box=None
+    )
     table.add_column(style="bold")
     table.add_column()
     sizes = Counter(lat.burst_sizes[1:])
     rows = [
         ("model", escape(record.model or "—")),
-        ("tokens", f"{fmt(record.committed_tokens, 'd')} committed ({lat.events} events, "
-                   f"prompt {fmt(record.prompt_tokens, 'd')})"),
-        ("drafted / accepted", "nothing drafted" if record.draft_n is None
-         else f"{record.draft_n} / {record.draft_n_accepted}"),
+        (
+            "tokens",
+            f"{fmt(record.committed_tokens, 'd')} committed ({lat.events} events, "
+            f"prompt {fmt(record.prompt_tokens, 'd')})",
+        ),
+        (
+            "drafted / accepted",
+            "nothing drafted" if record.draft_n is None else f"{record.draft_n} / {record.draft_n_accepted}",
+        ),
         ("acceptance", pct(record.acceptance)),
         ("verify steps", str(record.steps)),
         ("G (tokens per step)", fmt(record.mean_advance, ".2f")),
@@ -98,7 +113,10 @@ def render(record: RequestRecord) -> Table:
         ("chunk gaps p50/p95/p99/max", _tail(lat.chunk_gaps)),
         ("step gaps p50/p95/p99/max", _tail(lat.step_gaps)),
         ("burst sizes", ", ".join(f"{size}×{n}" for size, n in sorted(sizes.items())) or "—"),
-        ("server busy slots", f"mean {fmt(record.concurrency_mean, '.2f')}, max {fmt(record.concurrency_max, 'd')}"),
+        (
+            "server busy slots",
+            f"mean {fmt(record.concurrency_mean, '.2f')}, max {fmt(record.concurrency_max, 'd')}",
+        ),
         ("finish", escape(record.finish_reason or "—")),
     ]
     if record.error:

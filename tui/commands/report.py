@@ -24,8 +24,11 @@ from tui.commands._common import console
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("report", help="re-render a saved sweep",
-                                   description="Re-render the results of a sweep from its folder.")
+    parser = subparsers.add_parser(
+        "report",
+        help="re-render a saved sweep",
+        description="Re-render the results of a sweep from its folder.",
+    )
     parser.add_argument("run_dir", type=Path, metavar="DIR", help="a folder written by spectop sweep")
     parser.add_argument("--format", choices=("table", "csv", "markdown", "json"), default="table")
     parser.set_defaults(run=run)
@@ -50,8 +53,10 @@ def run(args: argparse.Namespace) -> int:
 
 def render_summary(summary: dict[str, Any]) -> Group:
     """Note 25's table, then what the seeds add; flagged rows are coloured so nothing passes unseen."""
-    return Group(_table(summary, MAIN_COLUMNS, "paired sweep: draft against plain"),
-                 _table(summary, DETAIL_COLUMNS, "drafting, net energy and latency (plain/draft)"))
+    return Group(
+        _table(summary, MAIN_COLUMNS, "paired sweep: draft against plain"),
+        _table(summary, DETAIL_COLUMNS, "drafting, net energy and latency (plain/draft)"),
+    )
 
 
 def _table(summary: dict[str, Any], columns, title: str) -> Table:
@@ -70,8 +75,12 @@ def verdict_lines(summary: dict[str, Any]) -> list[Text]:
     lines = []
     cross = summary.get("crossover")
     if cross:
-        lines.append(Text(f"Energy crossover between {cross['below']} and {cross['above']} concurrent requests "
-                          f"(≈ {cross['batch']:g})."))
+        lines.append(
+            Text(
+                f"Energy crossover between {cross['below']} and {cross['above']} concurrent requests "
+                f"(≈ {cross['batch']:g})."
+            )
+        )
     lines.append(Text(f"Recommendation: {summary['recommendation']}.", style="bold"))
     if summary.get("idle_w") is not None:
         lines.append(Text(f"Idle power {summary['idle_w']:.1f} W (net columns subtract it)."))
@@ -79,6 +88,10 @@ def verdict_lines(summary: dict[str, Any]) -> list[Text]:
     if planned and summary["points"] < planned:
         lines.append(Text(f"Partial run: {summary['points']} of {planned} points.", style="yellow"))
     if summary["flags"]:
-        lines.append(Text("Flags: " + ", ".join(summary["flags"]) + " (see points.jsonl for each point's reason)",
-                          style="yellow"))
+        lines.append(
+            Text(
+                "Flags: " + ", ".join(summary["flags"]) + " (see points.jsonl for each point's reason)",
+                style="yellow",
+            )
+        )
     return lines

@@ -26,12 +26,20 @@ from tui.commands._common import (
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("snapshot", help="poll a server once and print what spectop sees",
-                                   description="Poll a server and print its identity, load and drafting figures.")
+    parser = subparsers.add_parser(
+        "snapshot",
+        help="poll a server once and print what spectop sees",
+        description="Poll a server and print its identity, load and drafting figures.",
+    )
     add_server_options(parser)
     add_meter_option(parser)
-    parser.add_argument("--window", type=float, default=1.0, metavar="S",
-                        help="seconds between two polls, for live rates (0: one poll, no rates; default 1)")
+    parser.add_argument(
+        "--window",
+        type=float,
+        default=1.0,
+        metavar="S",
+        help="seconds between two polls, for live rates (0: one poll, no rates; default 1)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -54,8 +62,11 @@ async def take(url: str, key: str | None, window_s: float) -> ServerSnapshot:
 def run(args: argparse.Namespace) -> int:
     with sampling(args.meter) as sampler:
         snap = asyncio.run(take(args.server, api_key(args), args.window))
-        energy = (export.energy_dict(sampler, snap.taken_at_s - snap.window_s, snap.taken_at_s, snap.window_tokens)
-                  if snap.window_s else None)
+        energy = (
+            export.energy_dict(sampler, snap.taken_at_s - snap.window_s, snap.taken_at_s, snap.window_tokens)
+            if snap.window_s
+            else None
+        )
     if args.json:
         print_json({**export.snapshot_dict(snap), "energy": energy})
     else:
@@ -78,7 +89,11 @@ def render(snap: ServerSnapshot) -> Table:
         ("slots", f"{fmt(snap.slots_busy, 'd')} busy of {fmt(snap.slots_total, 'd')}"),
         ("deferred", fmt(snap.requests_deferred, "d")),
         ("drafting", _drafting(snap) + (f" ({escape(snap.spec_types)})" if snap.spec_types else "")),
-        ("tokens/s (live)", fmt(snap.live_tok_s) + ("" if snap.live_tok_s_exact or snap.live_tok_s is None else " (lower bound)")),
+        (
+            "tokens/s (live)",
+            fmt(snap.live_tok_s)
+            + ("" if snap.live_tok_s_exact or snap.live_tok_s is None else " (lower bound)"),
+        ),
         ("busy slots per decode", fmt(snap.busy_slots_per_decode, ".2f")),
         ("acceptance", pct(snap.acceptance)),
         ("mean committed advance G", fmt(snap.mean_advance, ".2f")),
@@ -91,8 +106,13 @@ def render(snap: ServerSnapshot) -> Table:
     if snap.backend in _LOAD_ENDPOINT:
         rows.append((_LOAD_ENDPOINT[snap.backend], escape(snap.slots_status)))
     if isinstance(snap, SglangSnapshot) and snap.drafting:
-        rows.append(("note", "SGLang gives acceptance and G as gauges over its last 40 decode iterations; "
-                             "it has no drafted or accepted counts"))
+        rows.append(
+            (
+                "note",
+                "SGLang gives acceptance and G as gauges over its last 40 decode iterations; "
+                "it has no drafted or accepted counts",
+            )
+        )
     if snap.restarted:
         rows.append(("note", "the server restarted between polls; window figures start over"))
     for name, value in rows:
@@ -105,5 +125,9 @@ _LOAD_ENDPOINT = {"llama.cpp": "/slots", "sglang": "/v1/loads"}  # vLLM's load i
 
 def _drafting(snap: ServerSnapshot) -> str:
     if snap.drafting is None:
-        return "unknown (/slots unavailable)" if snap.backend == "llama.cpp" else "unknown (the server does not say)"
+        return (
+            "unknown (/slots unavailable)"
+            if snap.backend == "llama.cpp"
+            else "unknown (the server does not say)"
+        )
     return "yes" if snap.drafting else "no: this server drafts nothing"

@@ -39,31 +39,55 @@ from tui.commands.report import render_summary, verdict_lines
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "sweep", help="paired plain-versus-draft sweep over batch sizes",
+        "sweep",
+        help="paired plain-versus-draft sweep over batch sizes",
         description="For each batch, measure plain, draft and plain again with B concurrent requests at "
-        "temperature 0 and a fixed length; energy from the meter over each window.")
+        "temperature 0 and a fixed length; energy from the meter over each window.",
+    )
     arms = parser.add_argument_group("arms (a running server's URL, or a command spectop starts)")
     arms.add_argument("--plain", metavar="URL", help="a running server without drafting")
     arms.add_argument("--draft", metavar="URL", help="a running server with drafting")
     arms.add_argument("--plain-cmd", metavar="CMD", help="command that starts the plain server")
-    arms.add_argument("--draft-cmd", metavar="CMD",
-                      help="command that starts the drafting server; without a plain arm, the plain command "
-                      "is this one minus its speculative flags")
-    parser.add_argument("--batches", default="1,2,4,8,16", help="concurrent requests per point (default 1,2,4,8,16)")
+    arms.add_argument(
+        "--draft-cmd",
+        metavar="CMD",
+        help="command that starts the drafting server; without a plain arm, the plain command "
+        "is this one minus its speculative flags",
+    )
+    parser.add_argument(
+        "--batches", default="1,2,4,8,16", help="concurrent requests per point (default 1,2,4,8,16)"
+    )
     parser.add_argument("--tokens", type=int, default=None, help="tokens per answer (default 256; quick 96)")
-    parser.add_argument("--passes", type=int, default=None, help="passes, the second in reverse order (default 2)")
-    parser.add_argument("--prompts", default=DEFAULT_SET,
-                        help=f"built-in set ({', '.join(sorted(BUILT_IN))}) or a file of prompts "
-                        f"(blank-line separated, or .jsonl with a \"prompt\" key); default {DEFAULT_SET}")
+    parser.add_argument(
+        "--passes", type=int, default=None, help="passes, the second in reverse order (default 2)"
+    )
+    parser.add_argument(
+        "--prompts",
+        default=DEFAULT_SET,
+        help=f"built-in set ({', '.join(sorted(BUILT_IN))}) or a file of prompts "
+        f'(blank-line separated, or .jsonl with a "prompt" key); default {DEFAULT_SET}',
+    )
     parser.add_argument("--quick", action="store_true", help="batches 1,2,4,8, 96 tokens, one pass, refined")
-    parser.add_argument("--idle", type=float, default=None, metavar="S", help="idle baseline seconds (default 5)")
-    parser.add_argument("--fresh-server", action="store_true", help="restart launched servers before every point")
-    parser.add_argument("--refine", action="store_true",
-                        help="after the grid, also measure the batch between the two around the crossover")
+    parser.add_argument(
+        "--idle", type=float, default=None, metavar="S", help="idle baseline seconds (default 5)"
+    )
+    parser.add_argument(
+        "--fresh-server", action="store_true", help="restart launched servers before every point"
+    )
+    parser.add_argument(
+        "--refine",
+        action="store_true",
+        help="after the grid, also measure the batch between the two around the crossover",
+    )
     parser.add_argument("--route", choices=("completion", "chat"), default=None)
     parser.add_argument("--meter", default="auto", metavar="SPEC", help=METER_SPEC_HELP)
-    parser.add_argument("--results", type=Path, default=Path("results"), metavar="DIR",
-                        help="where run folders go (default ./results)")
+    parser.add_argument(
+        "--results",
+        type=Path,
+        default=Path("results"),
+        metavar="DIR",
+        help="where run folders go (default ./results)",
+    )
     parser.add_argument("--api-key", default=None, metavar="KEY", help="API key (default $SPECTOP_API_KEY)")
     parser.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     parser.set_defaults(run=run)
@@ -75,8 +99,11 @@ def build_plan(args: argparse.Namespace) -> sweep_plan.SweepPlan:
         plan = sweep_plan.quick(plan)
     if args.batches != "1,2,4,8,16" or not args.quick:
         plan = replace(plan, batches=sweep_plan.parse_batches(args.batches))
-    changes = {k: v for k, v in (("max_tokens", args.tokens), ("passes", args.passes), ("idle_s", args.idle))
-               if v is not None}
+    changes = {
+        k: v
+        for k, v in (("max_tokens", args.tokens), ("passes", args.passes), ("idle_s", args.idle))
+        if v is not None
+    }
     return replace(plan, **changes, fresh_server=args.fresh_server, route=args.route, refine=args.refine)
 
 
@@ -89,8 +116,12 @@ def run(args: argparse.Namespace) -> int:
     meter = open_meter(args.meter)
     sampler = Sampler(meter).start() if meter else None
     if out:
-        out.print(f"meter: {meter.info.name} ({meter.info.method}, {meter.info.boundary})" if meter
-                  else "meter: none (energy will not be measured)", markup=False)
+        out.print(
+            f"meter: {meter.info.name} ({meter.info.method}, {meter.info.boundary})"
+            if meter
+            else "meter: none (energy will not be measured)",
+            markup=False,
+        )
     run_dir = None
     ended: SweepEnded | None = None
     # The first Ctrl-C asks the engine to stop cleanly (the point in flight is dropped, completed
@@ -104,15 +135,26 @@ def run(args: argparse.Namespace) -> int:
 
     previous = signal.signal(signal.SIGINT, on_sigint)
     try:
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      TimeRemainingColumn(), console=out or console(), disable=args.json) as progress:
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=out or console(),
+            disable=args.json,
+        ) as progress:
             task = progress.add_task("starting", total=None)
-            for event in run_sweep(plan, arms, sampler, args.results, should_stop=stop.is_set, api_key=api_key(args)):
+            for event in run_sweep(
+                plan, arms, sampler, args.results, should_stop=stop.is_set, api_key=api_key(args)
+            ):
                 if isinstance(event, SweepStarted):
                     run_dir = event.run_dir
                     progress.update(task, total=len(event.schedule), description="idle baseline")
                 elif isinstance(event, IdleMeasured) and out:
-                    progress.console.print(f"idle: {_w(event.power_w)} over {event.duration_s:.1f} s", markup=False)
+                    progress.console.print(
+                        f"idle: {_w(event.power_w)} over {event.duration_s:.1f} s", markup=False
+                    )
                 elif isinstance(event, PointProgressed):
                     progress.update(task, description=f"{event.key.label}: {event.state}")
                 elif isinstance(event, PointDone):
@@ -122,15 +164,21 @@ def run(args: argparse.Namespace) -> int:
                 elif isinstance(event, PointsAdded):
                     progress.update(task, total=event.first_index + len(event.keys))
                     if out:
-                        progress.console.print(f"refining: B={event.keys[0].batch} lies between the batches "
-                                               "around the crossover", markup=False)
+                        progress.console.print(
+                            f"refining: B={event.keys[0].batch} lies between the batches "
+                            "around the crossover",
+                            markup=False,
+                        )
                 elif isinstance(event, SweepEnded):
                     ended = event
     except KeyboardInterrupt:
         if run_dir is None:
             raise
         summary = rewrite_summary(run_dir)
-        print(f"spectop: sweep interrupted; {summary['points']} completed points saved in {run_dir}", file=sys.stderr)
+        print(
+            f"spectop: sweep interrupted; {summary['points']} completed points saved in {run_dir}",
+            file=sys.stderr,
+        )
         return 130
     finally:
         signal.signal(signal.SIGINT, previous)
@@ -145,8 +193,17 @@ def run(args: argparse.Namespace) -> int:
 def _finish(ended: SweepEnded, out, as_json: bool, interrupted: bool) -> int:
     summary = ended.summary
     if as_json:
-        print(json.dumps({"run_dir": str(ended.run_dir), "cancelled": ended.cancelled, "error": ended.error,
-                          "summary": summary}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "run_dir": str(ended.run_dir),
+                    "cancelled": ended.cancelled,
+                    "error": ended.error,
+                    "summary": summary,
+                },
+                indent=2,
+            )
+        )
     else:
         out.print(render_summary(summary))
         for line in verdict_lines(summary):
@@ -154,8 +211,10 @@ def _finish(ended: SweepEnded, out, as_json: bool, interrupted: bool) -> int:
         out.print(f"files: {ended.run_dir}", markup=False)
     if ended.error or interrupted:
         what = "interrupted" if interrupted or ended.error == "interrupted" else f"stopped: {ended.error}"
-        print(f"spectop: sweep {what}; {summary['points']} completed points saved in {ended.run_dir}",
-              file=sys.stderr)
+        print(
+            f"spectop: sweep {what}; {summary['points']} completed points saved in {ended.run_dir}",
+            file=sys.stderr,
+        )
         return 1 if what.startswith("stopped") else 130
     return 0
 
@@ -169,5 +228,7 @@ def _point_line(row: dict) -> str:
     acc = "" if row.get("acceptance") is None else f", acceptance {100 * row['acceptance']:.0f} %"
     flags = "".join(f"\n    ! {f['message']}" for f in row.get("flags", []))
     phase = f" {row['phase']}" if row.get("phase") else ""
-    return (f"  B={row['batch']:<3} {row['arm']}{phase}: {row['tok_s']:.1f} tok/s, {_w(row.get('power_w'))}, "
-            f"{mj}{acc}{flags}")
+    return (
+        f"  B={row['batch']:<3} {row['arm']}{phase}: {row['tok_s']:.1f} tok/s, {_w(row.get('power_w'))}, "
+        f"{mj}{acc}{flags}"
+    )

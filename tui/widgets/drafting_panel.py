@@ -26,14 +26,24 @@ class DraftingPanel(Panel):
             return [Text(view.void_warning, style="bold red")]
         if s.drafting is False:
             return [Text("this server does not draft", style="dim")]
+
         def rate(count: int | None) -> float | None:
             return None if count is None or not s.window_s else count / s.window_s
 
         out = [
-            line(("acceptance ", "dim"), (pct(s.acceptance), "bold"), ("  G ", "dim"), (num(s.mean_advance, ".2f"), "bold")),
+            line(
+                ("acceptance ", "dim"),
+                (pct(s.acceptance), "bold"),
+                ("  G ", "dim"),
+                (num(s.mean_advance, ".2f"), "bold"),
+            ),
             line(("width ", "dim"), num(s.verified_width, ".2f")),
-            line(("drafted/s ", "dim"), num(rate(s.window_drafted), ".0f"), ("  acc/s ", "dim"),
-                 num(rate(s.window_accepted), ".0f")),
+            line(
+                ("drafted/s ", "dim"),
+                num(rate(s.window_drafted), ".0f"),
+                ("  acc/s ", "dim"),
+                num(rate(s.window_accepted), ".0f"),
+            ),
         ]
         for j, survival in enumerate(s.survival[:3], start=1):
             out.append(line((f"S{j} ", "dim"), (bar(survival, 12), "green"), f" {100 * survival:3.0f}%"))

@@ -36,7 +36,9 @@ def bar(fraction: float, width: int) -> str:
     return ("█" * full + (BLOCKS[rest] if rest else "")).ljust(width)
 
 
-def histogram(values: Sequence[float], edges: Sequence[float], width: int, labels: Sequence[str]) -> list[Text]:
+def histogram(
+    values: Sequence[float], edges: Sequence[float], width: int, labels: Sequence[str]
+) -> list[Text]:
     """One bar per bin [edges[i], edges[i+1]); counts scaled to the widest bin."""
     counts = [0] * (len(edges) - 1)
     for v in values:
@@ -45,4 +47,7 @@ def histogram(values: Sequence[float], edges: Sequence[float], width: int, label
                 counts[i] += 1
                 break
     top = max(counts) or 1
-    return [line((f"{label:>9} ", "dim"), (bar(c / top, width), "bold"), f" {c}") for label, c in zip(labels, counts)]
+    return [
+        line((f"{label:>9} ", "dim"), (bar(c / top, width), "bold"), f" {c}")
+        for label, c in zip(labels, counts)
+    ]

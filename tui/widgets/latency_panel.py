@@ -37,9 +37,17 @@ class LatencyPanel(Static):
         gaps = [g for r in v.records for g in latency.chunk_gaps_ms(r.events)]
         steps = Counter(size for r in v.records for size in r.latency.burst_sizes[1:])
         tail = latency.Tail.of(gaps)
-        title = line((f"inter-chunk gaps of the last {len(v.records)} requests ", "bold"),
-                     ("p50 ", "dim"), num(tail.p50_ms, ".1f"), ("  p95 ", "dim"), num(tail.p95_ms, ".1f"),
-                     ("  p99 ", "dim"), num(tail.p99_ms, ".1f"), ("  max ", "dim"), num(tail.max_ms, ".1f", " ms"))
+        title = line(
+            (f"inter-chunk gaps of the last {len(v.records)} requests ", "bold"),
+            ("p50 ", "dim"),
+            num(tail.p50_ms, ".1f"),
+            ("  p95 ", "dim"),
+            num(tail.p95_ms, ".1f"),
+            ("  p99 ", "dim"),
+            num(tail.p99_ms, ".1f"),
+            ("  max ", "dim"),
+            num(tail.max_ms, ".1f", " ms"),
+        )
         hist = histogram(gaps, EDGES_MS, 24, LABELS)
         top = max(steps.values(), default=1)
         bursts = [line(("tokens per verify step", "bold"))] + [

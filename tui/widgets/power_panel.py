@@ -28,7 +28,10 @@ class PowerPanel(Panel):
         if view.info is None:
             return [Text("no meter (--meter none)", style="dim")]
         now = line((num(view.power_w, ".1f", " W"), "bold"), ("  now", "dim"))
-        idle = line(("idle ", "dim"), num(view.idle_w, ".1f", " W") if view.idle_w is not None else ("not measured yet", "dim"))
+        idle = line(
+            ("idle ", "dim"),
+            num(view.idle_w, ".1f", " W") if view.idle_w is not None else ("not measured yet", "dim"),
+        )
         method = "ESTIMATE" if view.info.method == "estimate" else view.info.method
         src = line((f"{view.info.name} {method}", "bold yellow" if view.info.method == "estimate" else "dim"))
         out = [now, idle, src]

@@ -11,9 +11,22 @@ from collectors.model import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
 from tui.widgets.figures import num, pct
 
-COLUMNS = (("id", "id"), ("who", "who"), ("tokens", "tokens"), ("accept", "accept"), ("width", "width"),
-           ("batch", "batch"), ("G", "G"), ("tok/s", "tok_s"), ("mJ/tok", "mj"), ("TTFT ms", "ttft"),
-           ("p50", "p50"), ("p95", "p95"), ("p99", "p99"), ("max ms", "max"))
+COLUMNS = (
+    ("id", "id"),
+    ("who", "who"),
+    ("tokens", "tokens"),
+    ("accept", "accept"),
+    ("width", "width"),
+    ("batch", "batch"),
+    ("G", "G"),
+    ("tok/s", "tok_s"),
+    ("mJ/tok", "mj"),
+    ("TTFT ms", "ttft"),
+    ("p50", "p50"),
+    ("p95", "p95"),
+    ("p99", "p99"),
+    ("max ms", "max"),
+)
 
 
 def _sortable(cell: object) -> tuple[int, float | str]:
@@ -38,21 +51,52 @@ class RequestsTable(DataTable):
     def record_cells(self, r: RequestRecord, mj: float | None) -> list[object]:
         lat = r.latency
         who = Text(r.tag.split(":")[0] or "client", style="red" if r.error else "")
-        return [r.request_id, who, num(r.committed_tokens, "d"), pct(r.acceptance), num(r.verified_width, ".2f"),
-                num(r.concurrency_mean, ".1f"), num(r.mean_advance, ".2f"), num(r.tok_s, ".1f"), num(mj, ".0f"),
-                num(lat.ttft_ms, ".0f"), num(lat.chunk_gaps.p50_ms, ".1f"), num(lat.chunk_gaps.p95_ms, ".1f"),
-                num(lat.chunk_gaps.p99_ms, ".1f"), num(lat.chunk_gaps.max_ms, ".1f")]
+        return [
+            r.request_id,
+            who,
+            num(r.committed_tokens, "d"),
+            pct(r.acceptance),
+            num(r.verified_width, ".2f"),
+            num(r.concurrency_mean, ".1f"),
+            num(r.mean_advance, ".2f"),
+            num(r.tok_s, ".1f"),
+            num(mj, ".0f"),
+            num(lat.ttft_ms, ".0f"),
+            num(lat.chunk_gaps.p50_ms, ".1f"),
+            num(lat.chunk_gaps.p95_ms, ".1f"),
+            num(lat.chunk_gaps.p99_ms, ".1f"),
+            num(lat.chunk_gaps.max_ms, ".1f"),
+        ]
 
-    def show(self, records: Iterable[RequestRecord], attributed_mj: dict[str, float],
-             snapshot: ServerSnapshot | None, slot_states: Iterable[tuple[int, int]] = (),
-             slot_tok_s: dict[int, float] | None = None) -> None:
+    def show(
+        self,
+        records: Iterable[RequestRecord],
+        attributed_mj: dict[str, float],
+        snapshot: ServerSnapshot | None,
+        slot_states: Iterable[tuple[int, int]] = (),
+        slot_tok_s: dict[int, float] | None = None,
+    ) -> None:
         """Replace the rows: busy slots first (live), then spectop's own requests, newest first."""
         wanted: dict[str, list[object]] = {}
         for slot_id, n_decoded in slot_states:
             busy = num(snapshot.slots_busy, "d") if snapshot else "—"
             rate = num((slot_tok_s or {}).get(slot_id), ".1f")
-            wanted[f"slot-{slot_id}"] = [f"slot {slot_id}", Text("server", style="cyan"), str(n_decoded), "—", "—",
-                                         busy, "—", rate, "—", "—", "—", "—", "—", "—"]
+            wanted[f"slot-{slot_id}"] = [
+                f"slot {slot_id}",
+                Text("server", style="cyan"),
+                str(n_decoded),
+                "—",
+                "—",
+                busy,
+                "—",
+                rate,
+                "—",
+                "—",
+                "—",
+                "—",
+                "—",
+                "—",
+            ]
         for r in reversed(list(records)):
             wanted[r.request_id] = self.record_cells(r, attributed_mj.get(r.request_id))
         for key in [k.value for k in self.rows if k.value not in wanted]:

@@ -48,21 +48,49 @@ class SourceBar(Static):
         s = v.snapshot
         state = "PAUSED " if v.paused else ""
         if s is None:
-            return line((state, "bold yellow"), ("server ", "dim"), (v.server_url, "bold"), ("  connecting…", "dim"))
+            return line(
+                (state, "bold yellow"), ("server ", "dim"), (v.server_url, "bold"), ("  connecting…", "dim")
+            )
         status_style = {"ok": "green", "loading": "yellow"}.get(s.status, "red")
-        drafting = {True: ("drafting", "green"), False: ("not drafting", "dim"), None: ("drafting unknown", "dim")}[s.drafting]
-        return line((state, "bold yellow"), (f"● {s.status} ", status_style), (s.backend + " ", "bold"),
-                    (v.server_url, ""), ("  model ", "dim"), short_model(s.model), ("  build ", "dim"),
-                    s.build or "—", ("  slots ", "dim"), str(s.slots_total or "—"), "  ", drafting)
+        drafting = {
+            True: ("drafting", "green"),
+            False: ("not drafting", "dim"),
+            None: ("drafting unknown", "dim"),
+        }[s.drafting]
+        return line(
+            (state, "bold yellow"),
+            (f"● {s.status} ", status_style),
+            (s.backend + " ", "bold"),
+            (v.server_url, ""),
+            ("  model ", "dim"),
+            short_model(s.model),
+            ("  build ", "dim"),
+            s.build or "—",
+            ("  slots ", "dim"),
+            str(s.slots_total or "—"),
+            "  ",
+            drafting,
+        )
 
     def _meter_line(self, v: SourceView) -> Text:
         m = v.meter
         if m is None:
-            return line(("meter ", "dim"), ("none: energy is not measured (--meter auto picks one)", "yellow"))
+            return line(
+                ("meter ", "dim"), ("none: energy is not measured (--meter auto picks one)", "yellow")
+            )
         method_style = "bold yellow" if m.method == "estimate" else "green"
         devices = ", ".join(m.devices) or m.name
-        return line(("meter ", "dim"), (m.name + " ", "bold"), (m.method.upper() if m.method == "estimate" else m.method, method_style),
-                    ("  ", ""), (m.boundary, ""), ("  ", ""), (devices, "dim"), ("  every ", "dim"), f"{m.update_period_s:g} s")
+        return line(
+            ("meter ", "dim"),
+            (m.name + " ", "bold"),
+            (m.method.upper() if m.method == "estimate" else m.method, method_style),
+            ("  ", ""),
+            (m.boundary, ""),
+            ("  ", ""),
+            (devices, "dim"),
+            ("  every ", "dim"),
+            f"{m.update_period_s:g} s",
+        )
 
     def _warnings(self, v: SourceView) -> list[Text]:
         out = []

@@ -59,15 +59,27 @@ class SweepDialog(ModalScreen[SweepRequest | None]):
                 yield Label("passes")
                 yield Input(str(plan.passes), id="passes", type="integer", compact=True)
                 yield Label("prompts")
-                yield Select([(name, name) for name in sorted(BUILT_IN)], value=plan.prompts.name
-                             if plan.prompts.name in BUILT_IN else "power", id="prompts", allow_blank=False,
-                             compact=True)
+                yield Select(
+                    [(name, name) for name in sorted(BUILT_IN)],
+                    value=plan.prompts.name if plan.prompts.name in BUILT_IN else "power",
+                    id="prompts",
+                    allow_blank=False,
+                    compact=True,
+                )
                 yield Label("plain arm (URL or command)")
-                yield Input(self.plain, id="plain", compact=True,
-                            placeholder="http://…, a command, or blank to derive from the draft command")
+                yield Input(
+                    self.plain,
+                    id="plain",
+                    compact=True,
+                    placeholder="http://…, a command, or blank to derive from the draft command",
+                )
                 yield Label("draft arm (URL or command)")
-                yield Input(self.draft, id="draft", compact=True,
-                            placeholder="http://… or llama-server -m … -md … --spec-type draft-simple")
+                yield Input(
+                    self.draft,
+                    id="draft",
+                    compact=True,
+                    placeholder="http://… or llama-server -m … -md … --spec-type draft-simple",
+                )
                 yield Label("fresh server per point")
                 yield Checkbox(value=plan.fresh_server, id="fresh", compact=True)
                 yield Label("refine around the crossover")
@@ -106,13 +118,18 @@ class SweepDialog(ModalScreen[SweepRequest | None]):
         """The sweep as set in the fields; a bad field raises with a message shown in the dialog."""
         value = lambda wid: self.query_one(wid, Input).value.strip()  # noqa: E731
         tokens, passes = value("#tokens"), value("#passes")
-        base = self.quick_plan if self.quick_plan.batches == parse_batches(value("#batches")) else self.full_plan
-        plan = replace(base, batches=parse_batches(value("#batches")),
-                       max_tokens=int(tokens) if tokens else base.max_tokens,
-                       passes=int(passes) if passes else base.passes,
-                       prompts=load_prompts(str(self.query_one("#prompts", Select).value)),
-                       fresh_server=self.query_one("#fresh", Checkbox).value,
-                       refine=self.query_one("#refine", Checkbox).value)
+        base = (
+            self.quick_plan if self.quick_plan.batches == parse_batches(value("#batches")) else self.full_plan
+        )
+        plan = replace(
+            base,
+            batches=parse_batches(value("#batches")),
+            max_tokens=int(tokens) if tokens else base.max_tokens,
+            passes=int(passes) if passes else base.passes,
+            prompts=load_prompts(str(self.query_one("#prompts", Select).value)),
+            fresh_server=self.query_one("#fresh", Checkbox).value,
+            refine=self.query_one("#refine", Checkbox).value,
+        )
         plain_url, plain_cmd = parse_arm(value("#plain"))
         draft_url, draft_cmd = parse_arm(value("#draft"))
         return SweepRequest(plan, make_arms(plain_url, draft_url, plain_cmd, draft_cmd))

@@ -14,10 +14,25 @@ from collectors.sweep.summary import MAIN_COLUMNS, table_cells
 from tui.widgets.figures import num, pct
 from tui.widgets.sweep_plot import SweepPlot
 
-STATE_STYLE = {"pending": "dim", "starting server": "yellow", "warm-up": "yellow", "running": "bold yellow",
-               "done": "green", "flagged": "bold red", "cancelled": "dim"}
-POINT_COLUMNS = (("B", "batch", 2), ("arm", "arm", 12), ("state", "state", 8), ("tok/s", "tok_s", 6),
-                 ("W", "power", 5), ("mJ/tk", "mj", 5), ("acc", "acc", 4), ("flags", "flags", 24))
+STATE_STYLE = {
+    "pending": "dim",
+    "starting server": "yellow",
+    "warm-up": "yellow",
+    "running": "bold yellow",
+    "done": "green",
+    "flagged": "bold red",
+    "cancelled": "dim",
+}
+POINT_COLUMNS = (
+    ("B", "batch", 2),
+    ("arm", "arm", 12),
+    ("state", "state", 8),
+    ("tok/s", "tok_s", 6),
+    ("W", "power", 5),
+    ("mJ/tk", "mj", 5),
+    ("acc", "acc", 4),
+    ("flags", "flags", 24),
+)
 
 
 class SweepPanel(Vertical):
@@ -55,8 +70,17 @@ class SweepPanel(Vertical):
         points = self.query_one("#sweep-points", DataTable)
         points.clear()
         for i, key in enumerate(schedule):
-            points.add_row(str(key.batch), key.arm + (f" {key.phase}" if key.phase else ""),
-                           Text("pending", style=STATE_STYLE["pending"]), "", "", "", "", "", key=str(i))
+            points.add_row(
+                str(key.batch),
+                key.arm + (f" {key.phase}" if key.phase else ""),
+                Text("pending", style=STATE_STYLE["pending"]),
+                "",
+                "",
+                "",
+                "",
+                "",
+                key=str(i),
+            )
         self.query_one("#sweep-table", DataTable).clear()
         self.query_one("#sweep-verdict", Static).update("")
         self.query_one(SweepPlot).show({"rows": [], "crossover": None})
@@ -64,8 +88,17 @@ class SweepPanel(Vertical):
     def add_points(self, first_index: int, keys: tuple[PointKey, ...]) -> None:
         points = self.query_one("#sweep-points", DataTable)
         for i, key in enumerate(keys, start=first_index):
-            points.add_row(str(key.batch), key.arm + (f" {key.phase}" if key.phase else ""),
-                           Text("pending", style=STATE_STYLE["pending"]), "", "", "", "", "", key=str(i))
+            points.add_row(
+                str(key.batch),
+                key.arm + (f" {key.phase}" if key.phase else ""),
+                Text("pending", style=STATE_STYLE["pending"]),
+                "",
+                "",
+                "",
+                "",
+                "",
+                key=str(i),
+            )
 
     def progressed(self, index: int, state: str, total: int, label: str) -> None:
         points = self.query_one("#sweep-points", DataTable)
@@ -78,10 +111,14 @@ class SweepPanel(Vertical):
         flags = row.get("flags", [])
         serious = [f for f in flags if f["code"] != "estimate"]
         state = "flagged" if serious else "done"
-        values = {"state": Text(state, style=STATE_STYLE[state]), "tok_s": num(row.get("tok_s"), ".1f"),
-                  "power": num(row.get("power_w"), ".1f"), "mj": num(row.get("mj_per_token"), ".0f"),
-                  "acc": pct(row.get("acceptance")),
-                  "flags": Text(",".join(f["code"] for f in flags), style="red" if serious else "dim")}
+        values = {
+            "state": Text(state, style=STATE_STYLE[state]),
+            "tok_s": num(row.get("tok_s"), ".1f"),
+            "power": num(row.get("power_w"), ".1f"),
+            "mj": num(row.get("mj_per_token"), ".0f"),
+            "acc": pct(row.get("acceptance")),
+            "flags": Text(",".join(f["code"] for f in flags), style="red" if serious else "dim"),
+        }
         for column, value in values.items():
             points.update_cell(str(index), column, value)
 

@@ -25,11 +25,15 @@ class SweepPlot(PlotextPlot):
             for arm, colour in (("plain", "blue"), ("draft", "red")):
                 points = [(x, t[arm]["mj_per_token"]) for x, t in zip(xs, rows) if t[arm]["mj_per_token"]]
                 if points:
-                    plt.plot([p[0] for p in points], [p[1] for p in points], label=arm, color=colour, marker="hd")
+                    plt.plot(
+                        [p[0] for p in points], [p[1] for p in points], label=arm, color=colour, marker="hd"
+                    )
             plt.xticks(xs, [str(t["batch"]) for t in rows])
             cross = summary.get("crossover")
             if cross:
                 plt.vertical_line(math.log2(cross["batch"]), color="green")
-                lowest = min(v for t in rows for v in (t["plain"]["mj_per_token"], t["draft"]["mj_per_token"]) if v)
+                lowest = min(
+                    v for t in rows for v in (t["plain"]["mj_per_token"], t["draft"]["mj_per_token"]) if v
+                )
                 plt.text(f"crossover ≈ {cross['batch']:g}", math.log2(cross["batch"]), lowest, color="green")
         self.refresh()

@@ -63,8 +63,9 @@ def test_windowed_figures_match_note25(measured: dict, arm: str, row: TableRow) 
     assert tok_s == pytest.approx(want_tok_s, rel=TOLERANCE)
     assert power_w == pytest.approx(want_w, rel=TOLERANCE)
     assert mj == pytest.approx(want_mj, rel=TOLERANCE)
-    assert mj == pytest.approx(row.plain_mj_per_token if arm == "plain" else row.draft_mj_per_token,
-                               rel=TOLERANCE)
+    assert mj == pytest.approx(
+        row.plain_mj_per_token if arm == "plain" else row.draft_mj_per_token, rel=TOLERANCE
+    )
 
 
 def test_acceptance_and_crossover(measured: dict) -> None:

@@ -28,7 +28,9 @@ def _fixture_events(name: str) -> list[dict]:
 
 @pytest.mark.parametrize(("arm", "prefix"), ARMS)
 @pytest.mark.parametrize("endpoint", ["health", "props", "models"])
-def test_static_endpoints_match(sim: Simulator, client: httpx.Client, arm: str, prefix: str, endpoint: str) -> None:
+def test_static_endpoints_match(
+    sim: Simulator, client: httpx.Client, arm: str, prefix: str, endpoint: str
+) -> None:
     path = {"health": "/health", "props": "/props", "models": "/v1/models"}[endpoint]
     ours = client.get(_url(sim, arm) + path)
     assert ours.status_code == 200
@@ -50,8 +52,11 @@ def test_non_streamed_bodies_match(sim: Simulator, client: httpx.Client, arm: st
 
 @pytest.mark.parametrize(("arm", "prefix"), ARMS)
 def test_completion_stream_matches(sim: Simulator, client: httpx.Client, arm: str, prefix: str) -> None:
-    lines = stream_lines(client, _url(sim, arm) + "/completion",
-                         {"prompt": PROMPT, "n_predict": 48, "temperature": 0, "stream": True})
+    lines = stream_lines(
+        client,
+        _url(sim, arm) + "/completion",
+        {"prompt": PROMPT, "n_predict": 48, "temperature": 0, "stream": True},
+    )
     ours, theirs = data_events(lines), _fixture_events(f"{prefix}.completion.sse.jsonl")
     assert all(line.startswith("data: {") for _, line in lines), "native streams end without [DONE]"
     assert len(ours) == 49 == len(theirs)  # one event per token, then the final one
@@ -63,8 +68,13 @@ def test_completion_stream_matches(sim: Simulator, client: httpx.Client, arm: st
 
 @pytest.mark.parametrize(("arm", "prefix"), ARMS)
 def test_chat_stream_matches(sim: Simulator, client: httpx.Client, arm: str, prefix: str) -> None:
-    body = {"messages": [{"role": "user", "content": PROMPT}], "max_tokens": 48, "temperature": 0,
-            "stream": True, "stream_options": {"include_usage": True}}
+    body = {
+        "messages": [{"role": "user", "content": PROMPT}],
+        "max_tokens": 48,
+        "temperature": 0,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
     lines = stream_lines(client, _url(sim, arm) + "/v1/chat/completions", body)
     assert lines[-1][1] == "data: [DONE]"
     ours, theirs = data_events(lines), _fixture_events(f"{prefix}.chat.sse.jsonl")
@@ -84,8 +94,9 @@ def test_slots_match(arm: str, prefix: str) -> None:
         assert len(idle) == 4
         never_used = read_json(f"{prefix}.slots.idle.json")[0]
         assert all(shape(slot) == shape(never_used) for slot in idle)
-        with client.stream("POST", url + "/completion",
-                           json={"prompt": PROMPT, "n_predict": 400, "stream": True}) as response:
+        with client.stream(
+            "POST", url + "/completion", json={"prompt": PROMPT, "n_predict": 400, "stream": True}
+        ) as response:
             lines = response.iter_lines()  # kept: a dropped line iterator closes the stream
             next(lines)
             busy = [s for s in client.get(url + "/slots").json() if s["is_processing"]]

@@ -26,7 +26,9 @@ def test_page_has_dcgm_exporter_names_help_and_labels(sim: Simulator, client: ht
     assert {"gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname"} <= set(labels)
     assert labels["gpu"] == "0" and labels["UUID"].startswith("GPU-") and labels["device"] == "nvidia0"
     assert "M5 Pro" in labels["modelName"]
-    line = next(x for x in response.text.splitlines() if x.startswith("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{"))
+    line = next(
+        x for x in response.text.splitlines() if x.startswith("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{")
+    )
     assert line.rsplit(" ", 1)[1].isdigit()  # an integer count of mJ, as dcgm-exporter prints it
     assert client.get(sim.meter_url + "/nothing").status_code == 404
 

@@ -30,7 +30,9 @@ def test_curves_pass_through_note25() -> None:
 
 def test_interpolation_is_monotone_between_points_and_clamped_outside() -> None:
     for curve in (NOTE25_PLAIN.tok_s, NOTE25_PLAIN.power_w, NOTE25_DRAFT.tok_s, NOTE25_DRAFT.power_w):
-        for (b0, v0), (b1, v1) in zip(zip(curve.batches, curve.values), zip(curve.batches[1:], curve.values[1:])):
+        for (b0, v0), (b1, v1) in zip(
+            zip(curve.batches, curve.values), zip(curve.batches[1:], curve.values[1:])
+        ):
             lo, hi = min(v0, v1), max(v0, v1)
             xs = [b0 + (b1 - b0) * k / 50 for k in range(51)]
             ys = [curve.at(x) for x in xs]

@@ -13,8 +13,12 @@ import pytest
 from collectors.simulator import Simulator
 from tests.collectors.simulator.helpers import PROMPT, data_events, families, metric, stream_lines
 
-SCALARS = ("tokens_predicted_total", "spec_decode_num_draft_tokens_total",
-           "spec_decode_num_accepted_tokens_total", "spec_decode_num_drafts_total")
+SCALARS = (
+    "tokens_predicted_total",
+    "spec_decode_num_draft_tokens_total",
+    "spec_decode_num_accepted_tokens_total",
+    "spec_decode_num_drafts_total",
+)
 
 
 def _counters(client: httpx.Client, url: str) -> dict[str, float]:
@@ -28,7 +32,10 @@ def test_counters_move_only_when_a_request_finishes_and_slots_grow_live(client: 
         before = _counters(client, url)
         body = {"prompt": PROMPT, "n_predict": 160, "temperature": 0, "ignore_eos": True, "stream": True}
         seen: list[int] = []
-        with httpx.Client(timeout=30) as streamer, streamer.stream("POST", url + "/completion", json=body) as r:
+        with (
+            httpx.Client(timeout=30) as streamer,
+            streamer.stream("POST", url + "/completion", json=body) as r,
+        ):
             for line in r.iter_lines():
                 if not line.startswith("data: "):
                     continue
@@ -46,10 +53,14 @@ def test_counters_move_only_when_a_request_finishes_and_slots_grow_live(client: 
         after = _counters(client, url)
         timings = final["timings"]
         assert after["tokens_predicted_total"] - before["tokens_predicted_total"] == 160
-        assert after["spec_decode_num_draft_tokens_total"] - before["spec_decode_num_draft_tokens_total"] \
+        assert (
+            after["spec_decode_num_draft_tokens_total"] - before["spec_decode_num_draft_tokens_total"]
             == timings["draft_n"]
-        assert after["spec_decode_num_accepted_tokens_total"] - before["spec_decode_num_accepted_tokens_total"] \
+        )
+        assert (
+            after["spec_decode_num_accepted_tokens_total"] - before["spec_decode_num_accepted_tokens_total"]
             == timings["draft_n_accepted"]
+        )
         idle = [s for s in client.get(url + "/slots").json() if "id_task" in s]
         assert idle[0]["is_processing"] is False and idle[0]["next_token"][0]["n_decoded"] == 0
 
@@ -80,6 +91,7 @@ def test_metric_deltas_equal_the_sums_over_concurrent_requests(client: httpx.Cli
         assert delta("spec_decode_num_draft_tokens_total") == sum(r["timings"]["draft_n"] for r in results)
         accepted = sum(r["timings"]["draft_n_accepted"] for r in results)
         assert delta("spec_decode_num_accepted_tokens_total") == accepted
+
         def positions(text: str) -> list[float]:
             fam = families(text)["llamacpp:spec_decode_num_accepted_tokens_per_pos"]
             return [s.value for s in sorted(fam.samples, key=lambda s: int(s.labels["position"]))]
@@ -90,8 +102,9 @@ def test_metric_deltas_equal_the_sums_over_concurrent_requests(client: httpx.Cli
         steps = delta("spec_decode_num_drafts_total")
         assert 0 < steps <= 4 * 96
         decodes = delta("n_decode_total")
-        busy = metric(text1, "llamacpp:n_busy_slots_per_decode") * metric(text1, "llamacpp:n_decode_total") \
-            - metric(text0, "llamacpp:n_busy_slots_per_decode") * metric(text0, "llamacpp:n_decode_total")
+        busy = metric(text1, "llamacpp:n_busy_slots_per_decode") * metric(
+            text1, "llamacpp:n_decode_total"
+        ) - metric(text0, "llamacpp:n_busy_slots_per_decode") * metric(text0, "llamacpp:n_decode_total")
         assert 1.0 < busy / decodes <= 4.0  # requests overlapped on the server
 
 
@@ -123,8 +136,14 @@ def test_requests_beyond_the_slots_are_deferred(client: httpx.Client) -> None:
 
 def test_a_verify_step_streams_as_a_burst_of_one_plus_accepted_events(client: httpx.Client) -> None:
     with Simulator(seed=2, speedup=4) as sim:
-        body = {"prompt": PROMPT, "n_predict": 120, "temperature": 0, "ignore_eos": True,
-                "stream": True, "timings_per_token": True}
+        body = {
+            "prompt": PROMPT,
+            "n_predict": 120,
+            "temperature": 0,
+            "ignore_eos": True,
+            "stream": True,
+            "timings_per_token": True,
+        }
         lines = stream_lines(client, sim.draft_url + "/completion", body)
         partials = data_events(lines)[:-1]
         times = [t for t, line in lines][:-1]
@@ -152,8 +171,11 @@ def test_a_verify_step_streams_as_a_burst_of_one_plus_accepted_events(client: ht
 
 def test_greedy_output_is_the_same_on_both_arms_and_seeds_repeat(client: httpx.Client) -> None:
     body = {"prompt": PROMPT, "n_predict": 64, "temperature": 0}
-    with Simulator(seed=7, speedup=20) as a, Simulator(seed=7, speedup=20) as b, \
-            Simulator(seed=8, speedup=20) as c:
+    with (
+        Simulator(seed=7, speedup=20) as a,
+        Simulator(seed=7, speedup=20) as b,
+        Simulator(seed=8, speedup=20) as c,
+    ):
         plain = client.post(a.plain_url + "/completion", json=body).json()
         draft = client.post(a.draft_url + "/completion", json=body).json()
         assert plain["content"] == draft["content"] and len(plain["content"]) > 100
@@ -163,13 +185,21 @@ def test_greedy_output_is_the_same_on_both_arms_and_seeds_repeat(client: httpx.C
         assert again["content"] == draft["content"]
         assert again["timings"]["draft_n"] == draft["timings"]["draft_n"]
         assert again["timings"]["draft_n_accepted"] == draft["timings"]["draft_n_accepted"]
-        drafts = {client.post(c.draft_url + "/completion", json={**body, "prompt": f"q{i}"}).json()
-                  ["timings"]["draft_n_accepted"] for i in range(4)}
+        drafts = {
+            client.post(c.draft_url + "/completion", json={**body, "prompt": f"q{i}"}).json()["timings"][
+                "draft_n_accepted"
+            ]
+            for i in range(4)
+        }
         assert len(drafts) > 1  # acceptance is drawn, not constant
-        chat = client.post(a.draft_url + "/v1/chat/completions", json={
-            "messages": [{"role": "user", "content": PROMPT}], "max_tokens": 32, "temperature": 0}).json()
-        chat_plain = client.post(a.plain_url + "/v1/chat/completions", json={
-            "messages": [{"role": "user", "content": PROMPT}], "max_tokens": 32, "temperature": 0}).json()
+        chat = client.post(
+            a.draft_url + "/v1/chat/completions",
+            json={"messages": [{"role": "user", "content": PROMPT}], "max_tokens": 32, "temperature": 0},
+        ).json()
+        chat_plain = client.post(
+            a.plain_url + "/v1/chat/completions",
+            json={"messages": [{"role": "user", "content": PROMPT}], "max_tokens": 32, "temperature": 0},
+        ).json()
         assert chat["choices"][0]["message"]["content"] == chat_plain["choices"][0]["message"]["content"]
 
 
@@ -179,13 +209,17 @@ def test_eos_limit_and_bad_requests(client: httpx.Client) -> None:
 
 
 def _eos_limit_and_bad_requests(sim: Simulator, client: httpx.Client) -> None:
-    natural = client.post(sim.plain_url + "/completion", json={"prompt": "stop early", "n_predict": 5000}).json()
+    natural = client.post(
+        sim.plain_url + "/completion", json={"prompt": "stop early", "n_predict": 5000}
+    ).json()
     assert natural["stop_type"] == "eos" and 300 <= natural["tokens_predicted"] < 1200
-    forced = client.post(sim.plain_url + "/completion",
-                         json={"prompt": "stop early", "n_predict": 1300, "ignore_eos": True}).json()
+    forced = client.post(
+        sim.plain_url + "/completion", json={"prompt": "stop early", "n_predict": 1300, "ignore_eos": True}
+    ).json()
     assert forced["stop_type"] == "limit" and forced["tokens_predicted"] == 1300
-    chat = client.post(sim.plain_url + "/v1/chat/completions",
-                       json={"messages": [{"role": "user", "content": "stop early"}]}).json()
+    chat = client.post(
+        sim.plain_url + "/v1/chat/completions", json={"messages": [{"role": "user", "content": "stop early"}]}
+    ).json()
     assert chat["choices"][0]["finish_reason"] == "stop"
     bad = client.post(sim.plain_url + "/completion", content=b"{not json")
     assert bad.status_code == 400 and bad.json()["error"]["type"] == "invalid_request_error"
@@ -198,9 +232,12 @@ def _eos_limit_and_bad_requests(sim: Simulator, client: httpx.Client) -> None:
 def test_a_client_that_goes_away_frees_its_slot(client: httpx.Client) -> None:
     with Simulator(seed=4, speedup=2) as sim:
         url = sim.draft_url
-        with httpx.Client(timeout=30) as c, c.stream(
-            "POST", url + "/completion", json={"prompt": PROMPT, "n_predict": 2000, "stream": True}
-        ) as r:
+        with (
+            httpx.Client(timeout=30) as c,
+            c.stream(
+                "POST", url + "/completion", json={"prompt": PROMPT, "n_predict": 2000, "stream": True}
+            ) as r,
+        ):
             lines = r.iter_lines()
             for _ in range(5):
                 next(lines)
@@ -212,14 +249,19 @@ def test_a_client_that_goes_away_frees_its_slot(client: httpx.Client) -> None:
         assert 5 <= counted < 2000  # what it generated still counts, as on llama-server
 
 
-@pytest.mark.parametrize(("prompt", "low", "high"), [
-    ("Implement a Python function that parses a CSV file.", 0.64, 0.72),
-    ("Write a short story about the sea.", 0.41, 0.49),
-    ("Rewrite this file with type hints: def f(x): return x", 0.95, 1.0),
-])
-def test_classes_profile_routes_prompts_to_their_acceptance(client: httpx.Client, prompt: str,
-                                                            low: float, high: float) -> None:
+@pytest.mark.parametrize(
+    ("prompt", "low", "high"),
+    [
+        ("Implement a Python function that parses a CSV file.", 0.64, 0.72),
+        ("Write a short story about the sea.", 0.41, 0.49),
+        ("Rewrite this file with type hints: def f(x): return x", 0.95, 1.0),
+    ],
+)
+def test_classes_profile_routes_prompts_to_their_acceptance(
+    client: httpx.Client, prompt: str, low: float, high: float
+) -> None:
     with Simulator("classes", seed=0, speedup=20) as sim:
-        timings = client.post(sim.draft_url + "/completion",
-                              json={"prompt": prompt, "n_predict": 256, "ignore_eos": True}).json()["timings"]
+        timings = client.post(
+            sim.draft_url + "/completion", json={"prompt": prompt, "n_predict": 256, "ignore_eos": True}
+        ).json()["timings"]
         assert low <= timings["draft_n_accepted"] / timings["draft_n"] <= high

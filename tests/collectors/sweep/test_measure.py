@@ -23,8 +23,9 @@ def stream_server() -> httpx.AsyncClient:
 
 async def run_with(mark) -> measure.Window:
     async with stream_server() as client:
-        return await measure.measure(client, "http://sim", [RequestSpec(max_tokens=48)] * 2, None,
-                                     lambda: False, tag="t", mark=mark)
+        return await measure.measure(
+            client, "http://sim", [RequestSpec(max_tokens=48)] * 2, None, lambda: False, tag="t", mark=mark
+        )
 
 
 async def test_fresh_marks_become_the_energy_window():

@@ -13,7 +13,11 @@ from collectors.sweep.prompts import BUILT_IN, load_prompts
 def test_schedule_pairs_plain_around_draft_and_reverses_the_second_pass():
     keys = SweepPlan(batches=(1, 4, 2), passes=2).schedule()
     assert len(keys) == 3 * 3 * 2
-    assert keys[:3] == [PointKey(0, 1, "plain", "before"), PointKey(0, 1, "draft"), PointKey(0, 1, "plain", "after")]
+    assert keys[:3] == [
+        PointKey(0, 1, "plain", "before"),
+        PointKey(0, 1, "draft"),
+        PointKey(0, 1, "plain", "after"),
+    ]
     assert [k.batch for k in keys[::3]] == [1, 2, 4, 4, 2, 1]
 
 
@@ -53,9 +57,22 @@ def test_prompt_sets_and_files(tmp_path):
 
 
 def test_plain_arm_is_derived_from_the_draft_command():
-    plain, draft = make_arms(draft_cmd="llama-server -m t.gguf -md d.gguf --spec-type draft-simple --port 9001 -np 4")
-    assert draft.argv == ("llama-server", "-m", "t.gguf", "-md", "d.gguf", "--spec-type", "draft-simple",
-                          "--port", "9001", "-np", "4")
+    plain, draft = make_arms(
+        draft_cmd="llama-server -m t.gguf -md d.gguf --spec-type draft-simple --port 9001 -np 4"
+    )
+    assert draft.argv == (
+        "llama-server",
+        "-m",
+        "t.gguf",
+        "-md",
+        "d.gguf",
+        "--spec-type",
+        "draft-simple",
+        "--port",
+        "9001",
+        "-np",
+        "4",
+    )
     assert plain.derived and plain.argv == ("llama-server", "-m", "t.gguf", "--port", "9001", "-np", "4")
     assert "-md" in plain.dropped and plain.url == draft.url == "http://127.0.0.1:9001"
     assert "llama-server -m t.gguf --port 9001 -np 4" == plain.command

@@ -8,23 +8,48 @@ from collectors.sweep import summary
 from collectors.sweep.checks import drift_flag, mismatch_flag, point_flags
 
 # note 25: requests, plain tok/s, draft tok/s, plain W, draft W
-NOTE25 = [(1, 61.9, 78.3, 22.9, 29.8), (2, 100.2, 125.5, 39.1, 35.0), (4, 192.3, 163.4, 39.0, 37.1),
-          (8, 339.2, 229.8, 36.9, 37.6), (16, 377.0, 329.1, 35.9, 37.5)]
-EXPECTED = {1: (370, 381, 1.03), 2: (391, 279, 0.71), 4: (203, 227, 1.12), 8: (109, 163, 1.50), 16: (95, 114, 1.20)}
+NOTE25 = [
+    (1, 61.9, 78.3, 22.9, 29.8),
+    (2, 100.2, 125.5, 39.1, 35.0),
+    (4, 192.3, 163.4, 39.0, 37.1),
+    (8, 339.2, 229.8, 36.9, 37.6),
+    (16, 377.0, 329.1, 35.9, 37.5),
+]
+EXPECTED = {
+    1: (370, 381, 1.03),
+    2: (391, 279, 0.71),
+    4: (203, 227, 1.12),
+    8: (109, 163, 1.50),
+    16: (95, 114, 1.20),
+}
 
 
 def row(batch, arm, tok_s, power_w, seconds=10.0, phase="", drafted=0, accepted=0, steps=0, flags=()):
     tokens = round(tok_s * seconds)
-    return {"batch": batch, "arm": arm, "phase": phase, "pass": 0, "window_s": tokens / tok_s,
-            "committed_tokens": tokens, "energy_j": power_w * tokens / tok_s, "net_energy_j": None,
-            "drafted": drafted, "accepted": accepted, "steps": steps, "flags": [{"code": c, "message": c} for c in flags]}
+    return {
+        "batch": batch,
+        "arm": arm,
+        "phase": phase,
+        "pass": 0,
+        "window_s": tokens / tok_s,
+        "committed_tokens": tokens,
+        "energy_j": power_w * tokens / tok_s,
+        "net_energy_j": None,
+        "drafted": drafted,
+        "accepted": accepted,
+        "steps": steps,
+        "flags": [{"code": c, "message": c} for c in flags],
+    }
 
 
 def note25_rows():
     rows = []
     for b, p_tok, d_tok, p_w, d_w in NOTE25:
-        rows += [row(b, "plain", p_tok, p_w, phase="before"), row(b, "draft", d_tok, d_w, drafted=400, accepted=280, steps=200),
-                 row(b, "plain", p_tok, p_w, phase="after")]
+        rows += [
+            row(b, "plain", p_tok, p_w, phase="before"),
+            row(b, "draft", d_tok, d_w, drafted=400, accepted=280, steps=200),
+            row(b, "plain", p_tok, p_w, phase="after"),
+        ]
     return rows
 
 
@@ -61,13 +86,16 @@ def test_ratios_are_ratios_of_totals_over_passes():
     assert agg["mj_per_token"] == pytest.approx(1000 * 10.0 / 400)
 
 
-@pytest.mark.parametrize(("ratios", "says"), [
-    ([(1, 0.8), (2, 0.9)], "saves energy at every measured batch (1–2 concurrent requests): keep it on"),
-    ([(1, 0.8), (2, 1.02)], "saves energy or breaks even at every measured batch"),
-    ([(1, 1.1), (2, 1.3)], "costs energy at every measured batch (1–2 concurrent requests): turn it off"),
-    ([(1, 1.1), (8, 0.9)], "drafting costs energy up to 1 concurrent request and pays from 8"),
-    ([], "no valid paired points: nothing to recommend"),
-])
+@pytest.mark.parametrize(
+    ("ratios", "says"),
+    [
+        ([(1, 0.8), (2, 0.9)], "saves energy at every measured batch (1–2 concurrent requests): keep it on"),
+        ([(1, 0.8), (2, 1.02)], "saves energy or breaks even at every measured batch"),
+        ([(1, 1.1), (2, 1.3)], "costs energy at every measured batch (1–2 concurrent requests): turn it off"),
+        ([(1, 1.1), (8, 0.9)], "drafting costs energy up to 1 concurrent request and pays from 8"),
+        ([], "no valid paired points: nothing to recommend"),
+    ],
+)
 def test_recommendations(ratios, says):
     assert says in summary.recommend(ratios)
 
@@ -86,9 +114,19 @@ def test_void_batches_are_kept_but_not_recommended_from():
 
 
 def point(**over):
-    base = {"batch": 4, "arm": "draft", "drafted": 10, "concurrency_max": 4, "energy_covered": True,
-            "short_window": False, "window_s": 10.0, "meter_update_period_s": 0.1, "committed_tokens": 256,
-            "server_tokens": 256, "requests": [{"committed_tokens": 64, "text_sha256": "a"}] * 4}
+    base = {
+        "batch": 4,
+        "arm": "draft",
+        "drafted": 10,
+        "concurrency_max": 4,
+        "energy_covered": True,
+        "short_window": False,
+        "window_s": 10.0,
+        "meter_update_period_s": 0.1,
+        "committed_tokens": 256,
+        "server_tokens": 256,
+        "requests": [{"committed_tokens": 64, "text_sha256": "a"}] * 4,
+    }
     base.update(over)
     return base
 

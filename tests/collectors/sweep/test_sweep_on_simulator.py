@@ -38,9 +38,16 @@ def swept(tmp_path_factory):
 def test_every_cell_within_five_percent(swept):
     for t in swept["rows"]:
         p_tok, d_tok, speed, p_mj, d_mj, ratio, p_w, d_w = NOTE25[t["batch"]]
-        measured = (t["plain"]["tok_s"] / SPEEDUP, t["draft"]["tok_s"] / SPEEDUP, t["speedup"],
-                    t["plain"]["mj_per_token"], t["draft"]["mj_per_token"], t["energy_ratio"],
-                    t["plain"]["power_w"] / SPEEDUP, t["draft"]["power_w"] / SPEEDUP)
+        measured = (
+            t["plain"]["tok_s"] / SPEEDUP,
+            t["draft"]["tok_s"] / SPEEDUP,
+            t["speedup"],
+            t["plain"]["mj_per_token"],
+            t["draft"]["mj_per_token"],
+            t["energy_ratio"],
+            t["plain"]["power_w"] / SPEEDUP,
+            t["draft"]["power_w"] / SPEEDUP,
+        )
         for got, want in zip(measured, NOTE25[t["batch"]]):
             assert got == pytest.approx(want, rel=0.05), (t["batch"], measured)
         assert 0.67 <= t["draft"]["acceptance"] <= 0.74
