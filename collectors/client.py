@@ -16,6 +16,7 @@ import httpx
 
 from collectors import latency, streams
 from collectors.errors import ServerUnreachable, SpectopError
+from collectors.http import auth_headers
 from collectors.model import RequestRecord
 
 DEFAULT_PROMPT = (
@@ -86,7 +87,7 @@ async def stream_request(
 ) -> RequestRecord:
     """Send one streamed request and record every event's arrival on the monotonic clock."""
     path, body = request_body(spec)
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    headers = auth_headers(api_key)
     state = streams.StreamState()
     native = spec.route == "completion"
     busy_samples: list[int] = []

@@ -6,7 +6,6 @@ import asyncio
 import time
 from collections.abc import Callable, Iterable
 
-import httpx
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
@@ -18,6 +17,8 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from collectors.client import RequestSpec, stream_request
 from collectors.errors import SpectopError
+from collectors.fmt import num, pct
+from collectors.http import STREAM_TIMEOUT, make_client
 from collectors.meters import Sampler
 from collectors.sweep.runner import (
     IdleMeasured,
@@ -129,9 +130,8 @@ class SpectopApp(App[None]):
         snap = self.state.latest
         dialect = snap.backend if snap else "llama.cpp"
         spec = RequestSpec(route="completion" if dialect == "llama.cpp" else "chat", dialect=dialect)
-        headers = {"Authorization": f"Bearer {self.settings.api_key}"} if self.settings.api_key else None
         try:
-            async with httpx.AsyncClient(timeout=httpx.Timeout(10, read=300), headers=headers) as client:
+            async with make_client(self.settings.api_key, STREAM_TIMEOUT) as client:
                 record = await stream_request(
                     client,
                     self.settings.server_url,
@@ -182,8 +182,7 @@ class SpectopApp(App[None]):
         self.add_records([message.record])
         r = message.record
         self.notify(
-            f"{r.committed_tokens} tokens, {views.fmt_rate(r.tok_s)} tok/s, acceptance "
-            f"{views.fmt_pct(r.acceptance)}",
+            f"{r.committed_tokens} tokens, {num(r.tok_s)} tok/s, acceptance {pct(r.acceptance)}",
             title="probe",
         )
 

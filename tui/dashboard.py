@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from collectors.errors import SpectopError
-from collectors.meters import METER_SPEC_HELP, Sampler, open_meter
+from collectors.meters import METER_SPEC_HELP, sampling
 from collectors.servers import check_url
 from collectors.servers.auto import AutoCollector
 from tui.config import Settings
@@ -55,16 +55,9 @@ def settings_from(args: argparse.Namespace, **overrides: object) -> Settings:
 def run_dashboard(settings: Settings, meter_spec: str, on_sweep: Callable[[bool], None] | None = None) -> int:
     from tui.app import SpectopApp  # Textual loads only for the dashboard
 
-    meter = open_meter(meter_spec)
-    sampler = Sampler(meter).start() if meter else None
     collector = AutoCollector(settings.server_url, api_key=settings.api_key)
-    try:
+    with sampling(meter_spec) as sampler:
         SpectopApp(settings, collector, sampler, on_sweep=on_sweep).run()
-    finally:
-        if sampler:
-            sampler.stop()
-        if meter:
-            meter.close()
     return 0
 
 

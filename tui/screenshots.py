@@ -10,7 +10,7 @@ import asyncio
 import threading
 from pathlib import Path
 
-from collectors.meters import Sampler, open_meter
+from collectors.meters import Sampler, sampling
 from collectors.servers.auto import AutoCollector
 from collectors.simulator import Simulator
 from collectors.simulator.traffic import TrafficGenerator, default_pattern
@@ -21,8 +21,13 @@ SIZE = (140, 42)
 
 
 async def _capture(sim: Simulator, out_dir: Path, warm_up_s: float) -> list[Path]:
-    meter = open_meter(f"dcgm={sim.meter_url}/metrics?period=0.1")
-    sampler = Sampler(meter).start()
+    with sampling(f"dcgm={sim.meter_url}/metrics?period=0.1") as sampler:
+        return await _capture_with(sim, sampler, out_dir, warm_up_s)
+
+
+async def _capture_with(
+    sim: Simulator, sampler: Sampler | None, out_dir: Path, warm_up_s: float
+) -> list[Path]:
     pattern = default_pattern(phase_s=warm_up_s / 2, levels=(1, 2), arms=("draft",))
     traffic = TrafficGenerator({"draft": sim.draft_url}, pattern, n_tokens=96).start()
     running = [traffic]
@@ -59,8 +64,6 @@ async def _capture(sim: Simulator, out_dir: Path, warm_up_s: float) -> list[Path
             saved.append(Path(app.save_screenshot("sweep.svg", str(out_dir))))
     finally:
         running[0].stop()
-        sampler.stop()
-        meter.close()
     return saved
 
 

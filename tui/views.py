@@ -22,14 +22,6 @@ if TYPE_CHECKING:
 LATENCY_RECORDS = 20
 
 
-def fmt_rate(value: float | None) -> str:
-    return "—" if value is None else f"{value:.1f}"
-
-
-def fmt_pct(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:.0f} %"
-
-
 def void_warning(app: SpectopApp, state: LiveState) -> str | None:
     """A draft configured for the watched server, but nothing drafted: say so loudly."""
     s = app.settings

@@ -17,6 +17,7 @@ from collectors.meters.specs import (
     open_meter,
     parse_spec,
     probe_all,
+    sampling,
 )
 
 __all__ = [
@@ -35,4 +36,5 @@ __all__ = [
     "open_meter",
     "parse_spec",
     "probe_all",
+    "sampling",
 ]

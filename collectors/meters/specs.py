@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from collectors.errors import MeterUnavailable
 from collectors.meters.base import Meter, MeterInfo
+from collectors.meters.sampler import Sampler
 
 AUTO_ORDER = ("nvml", "amd", "rapl", "macmon", "estimate")  # best local source first
 REMOTE = ("dcgm", "node", "prometheus")
@@ -150,6 +152,20 @@ def open_meter(spec: str = "auto") -> Meter | None:
     local source, cannot be opened.
     """
     return choose_meter(spec).meter
+
+
+@contextmanager
+def sampling(spec: str = "auto") -> Iterator[Sampler | None]:
+    """A started sampler on the meter `spec` names (None for `none`); stopped and closed on the way out."""
+    meter = open_meter(spec)
+    sampler = Sampler(meter).start() if meter else None
+    try:
+        yield sampler
+    finally:
+        if sampler:
+            sampler.stop()
+        if meter:
+            meter.close()
 
 
 def probe_all(

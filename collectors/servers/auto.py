@@ -7,6 +7,7 @@ import time
 import httpx
 
 from collectors.errors import SpectopError
+from collectors.http import make_client
 from collectors.servers import detect
 from collectors.servers.llamacpp import LlamaCppCollector
 from collectors.servers.snapshot import ServerSnapshot
@@ -23,10 +24,9 @@ def _make(url: str, backend: str, client: httpx.AsyncClient):
 class AutoCollector:
     """Detects the dialect on first contact (and again after failures), then polls through it."""
 
-    def __init__(self, url: str, api_key: str | None = None, timeout_s: float = 3.0) -> None:
+    def __init__(self, url: str, api_key: str | None = None) -> None:
         self.url = url.rstrip("/")
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
-        self._client = httpx.AsyncClient(timeout=timeout_s, headers=headers, trust_env=False)
+        self._client = make_client(api_key)
         self._inner = None
         self.backend: str | None = None
 

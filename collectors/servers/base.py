@@ -6,6 +6,7 @@ from typing import Any
 
 import httpx
 
+from collectors.http import make_client
 from collectors.servers.snapshot import ServerSnapshot
 
 
@@ -19,11 +20,9 @@ class PolledCollector:
         url: str,
         client: httpx.AsyncClient | None = None,
         api_key: str | None = None,
-        timeout_s: float = 3.0,
     ) -> None:
         self.url = url.rstrip("/")
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
-        self._client = client or httpx.AsyncClient(timeout=timeout_s, headers=headers)
+        self._client = client or make_client(api_key)
         self._prev: Any = None
 
     async def fetch(self) -> Any:

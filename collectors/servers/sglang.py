@@ -218,9 +218,8 @@ class SglangCollector(PolledCollector):
         url: str,
         client: httpx.AsyncClient | None = None,
         api_key: str | None = None,
-        timeout_s: float = 3.0,
     ) -> None:
-        super().__init__(url, client, api_key, timeout_s)
+        super().__init__(url, client, api_key)
         self._info: dict[str, Any] | None = None  # /server_info, read once per server start
 
     async def _server_info(self) -> dict[str, Any] | None:

@@ -217,9 +217,8 @@ class VllmCollector(PolledCollector):
         url: str,
         client: httpx.AsyncClient | None = None,
         api_key: str | None = None,
-        timeout_s: float = 3.0,
     ) -> None:
-        super().__init__(url, client, api_key, timeout_s)
+        super().__init__(url, client, api_key)
         self._identity: dict[str, Any] | None = None  # version, models, config: read once per start
 
     async def fetch(self) -> RawPoll:

@@ -13,6 +13,7 @@ import httpx
 
 from collectors.client import RequestSpec
 from collectors.errors import SpectopError
+from collectors.http import STREAM_TIMEOUT, make_client
 from collectors.meters.sampler import Sampler
 from collectors.model import RequestRecord
 from collectors.servers import LlamaCppCollector, detect, open_collector
@@ -72,8 +73,7 @@ SweepEvent = SweepStarted | IdleMeasured | PointProgressed | PointDone | PointsA
 
 
 def _client(api_key: str | None) -> httpx.AsyncClient:
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
-    return httpx.AsyncClient(timeout=httpx.Timeout(10.0, read=600.0), headers=headers, trust_env=False)
+    return make_client(api_key, STREAM_TIMEOUT)
 
 
 class _Sweep:

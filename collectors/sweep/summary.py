@@ -11,6 +11,7 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from collectors.fmt import MISSING, num, pct
 from collectors.sweep.store import to_csv
 
 SUMMARY_SCHEMA = "spectop.summary/1"
@@ -184,13 +185,16 @@ def _pair(a: float | None, b: float | None, spec: str) -> str:
 
 
 def cell(value: Any, spec: str) -> str:
+    """One table cell: `%` a percentage, a trailing `x` a ratio, `s` text as is, else a format spec."""
+    if spec == "s":
+        return "" if value is None else str(value)
     if value is None or value == "":
-        return "—" if spec != "s" else ""
+        return MISSING
     if spec == "%":
-        return f"{100 * value:.0f}%"
+        return pct(value)
     if spec.endswith("x"):
-        return f"{value:{spec[:-1]}}x"
-    return f"{value:{spec}}" if spec != "s" else str(value)
+        return num(value, spec[:-1], "x")
+    return num(value, spec)
 
 
 def table_cells(

@@ -11,9 +11,10 @@ from prometheus_client.registry import CollectorRegistry
 
 from collectors.errors import SpectopError
 from collectors.exporter import SpectopExporter
+from collectors.meters import sampling
 from collectors.servers import check_url
 from collectors.servers.auto import AutoCollector
-from tui.commands._common import DEFAULT_SERVER, add_meter_option, sampling
+from tui.commands._common import DEFAULT_SERVER, add_meter_option
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -12,6 +12,9 @@ from rich.table import Table
 from collectors import export
 from collectors.client import DEFAULT_PROMPT, RequestSpec, stream_request
 from collectors.errors import SpectopError
+from collectors.fmt import num, pct
+from collectors.http import STREAM_TIMEOUT, make_client
+from collectors.meters import sampling
 from collectors.model import RequestRecord
 from collectors.servers import check_url, detect, open_collector
 from tui.commands._common import (
@@ -20,11 +23,7 @@ from tui.commands._common import (
     api_key,
     console,
     energy_rows,
-    fmt,
-    http_client,
-    pct,
     print_json,
-    sampling,
 )
 
 
@@ -55,7 +54,7 @@ async def send(args: argparse.Namespace) -> RequestRecord:
     url = check_url(args.server)
     if args.tokens < 1:
         raise SpectopError(f"--tokens must be at least 1, not {args.tokens}", "e.g. --tokens 128")
-    client = http_client(api_key(args))
+    client = make_client(api_key(args), STREAM_TIMEOUT)
     try:
         backend = await detect(url, client)
         route = args.route or ("completion" if backend == "llama.cpp" else "chat")
@@ -97,25 +96,25 @@ def render(record: RequestRecord) -> Table:
         ("model", escape(record.model or "—")),
         (
             "tokens",
-            f"{fmt(record.committed_tokens, 'd')} committed ({lat.events} events, "
-            f"prompt {fmt(record.prompt_tokens, 'd')})",
+            f"{num(record.committed_tokens, 'd')} committed ({lat.events} events, "
+            f"prompt {num(record.prompt_tokens, 'd')})",
         ),
         (
             "drafted / accepted",
             "nothing drafted" if record.draft_n is None else f"{record.draft_n} / {record.draft_n_accepted}",
         ),
-        ("acceptance", pct(record.acceptance)),
+        ("acceptance", pct(record.acceptance, 1)),
         ("verify steps", str(record.steps)),
-        ("G (tokens per step)", fmt(record.mean_advance, ".2f")),
-        ("verified width", fmt(record.verified_width, ".2f")),
-        ("tok/s", f"{fmt(record.tok_s)} overall, {fmt(record.decode_tok_s)} after the first token"),
-        ("TTFT", fmt(lat.ttft_ms, ".1f", " ms")),
+        ("G (tokens per step)", num(record.mean_advance, ".2f")),
+        ("verified width", num(record.verified_width, ".2f")),
+        ("tok/s", f"{num(record.tok_s)} overall, {num(record.decode_tok_s)} after the first token"),
+        ("TTFT", num(lat.ttft_ms, ".1f", " ms")),
         ("chunk gaps p50/p95/p99/max", _tail(lat.chunk_gaps)),
         ("step gaps p50/p95/p99/max", _tail(lat.step_gaps)),
         ("burst sizes", ", ".join(f"{size}×{n}" for size, n in sorted(sizes.items())) or "—"),
         (
             "server busy slots",
-            f"mean {fmt(record.concurrency_mean, '.2f')}, max {fmt(record.concurrency_max, 'd')}",
+            f"mean {num(record.concurrency_mean, '.2f')}, max {num(record.concurrency_max, 'd')}",
         ),
         ("finish", escape(record.finish_reason or "—")),
     ]
@@ -130,4 +129,4 @@ def render(record: RequestRecord) -> Table:
 
 def _tail(tail) -> str:
     values = (tail.p50_ms, tail.p95_ms, tail.p99_ms, tail.max_ms)
-    return " / ".join(fmt(v, ".2f") for v in values) + (" ms" if tail.count else "")
+    return " / ".join(num(v, ".2f") for v in values) + (" ms" if tail.count else "")

@@ -10,6 +10,9 @@ from rich.table import Table
 
 from collectors import export
 from collectors.errors import ServerUnreachable
+from collectors.fmt import num, pct
+from collectors.http import make_client
+from collectors.meters import sampling
 from collectors.servers import ServerSnapshot, SglangSnapshot, check_url, detect, open_collector
 from tui.commands._common import (
     add_meter_option,
@@ -17,11 +20,7 @@ from tui.commands._common import (
     api_key,
     console,
     energy_rows,
-    fmt,
-    http_client,
-    pct,
     print_json,
-    sampling,
 )
 
 
@@ -45,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 async def take(url: str, key: str | None, window_s: float) -> ServerSnapshot:
     url = check_url(url)
-    client = http_client(key)
+    client = make_client(key)
     try:
         collector = open_collector(url, await detect(url, client), client=client)
         snap = await collector.poll()
@@ -86,21 +85,21 @@ def render(snap: ServerSnapshot) -> Table:
         ("status", escape(snap.status) + (f" — {escape(snap.error)}" if snap.error else "")),
         ("model", escape(snap.model or "—")),
         ("build", escape(snap.build or "—")),
-        ("slots", f"{fmt(snap.slots_busy, 'd')} busy of {fmt(snap.slots_total, 'd')}"),
-        ("deferred", fmt(snap.requests_deferred, "d")),
+        ("slots", f"{num(snap.slots_busy, 'd')} busy of {num(snap.slots_total, 'd')}"),
+        ("deferred", num(snap.requests_deferred, "d")),
         ("drafting", _drafting(snap) + (f" ({escape(snap.spec_types)})" if snap.spec_types else "")),
         (
             "tokens/s (live)",
-            fmt(snap.live_tok_s)
+            num(snap.live_tok_s)
             + ("" if snap.live_tok_s_exact or snap.live_tok_s is None else " (lower bound)"),
         ),
-        ("busy slots per decode", fmt(snap.busy_slots_per_decode, ".2f")),
-        ("acceptance", pct(snap.acceptance)),
-        ("mean committed advance G", fmt(snap.mean_advance, ".2f")),
-        ("verified width", fmt(snap.verified_width, ".2f")),
+        ("busy slots per decode", num(snap.busy_slots_per_decode, ".2f")),
+        ("acceptance", pct(snap.acceptance, 1)),
+        ("mean committed advance G", num(snap.mean_advance, ".2f")),
+        ("verified width", num(snap.verified_width, ".2f")),
         ("survival S_j", " ".join(f"{s:.2f}" for s in snap.survival) or "—"),
-        ("tokens generated (total)", fmt(snap.tokens_predicted_total, "d")),
-        ("drafted / accepted (total)", f"{fmt(snap.drafted_total, 'd')} / {fmt(snap.accepted_total, 'd')}"),
+        ("tokens generated (total)", num(snap.tokens_predicted_total, "d")),
+        ("drafted / accepted (total)", f"{num(snap.drafted_total, 'd')} / {num(snap.accepted_total, 'd')}"),
         ("/metrics", escape(snap.metrics_status)),
     ]
     if snap.backend in _LOAD_ENDPOINT:

@@ -19,7 +19,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from collectors.meters import METER_SPEC_HELP, Sampler, open_meter
+from collectors.meters import METER_SPEC_HELP, Sampler, sampling
 from collectors.sweep import plan as sweep_plan
 from collectors.sweep.arms import make_arms
 from collectors.sweep.prompts import BUILT_IN, DEFAULT_SET, load_prompts
@@ -113,12 +113,16 @@ def run(args: argparse.Namespace) -> int:
     out = console() if not args.json else None
     if out and arms[0].derived:
         out.print(f"plain arm derived from the draft command: {arms[0].command}", markup=False)
-    meter = open_meter(args.meter)
-    sampler = Sampler(meter).start() if meter else None
+    with sampling(args.meter) as sampler:
+        return _sweep(args, plan, arms, out, sampler)
+
+
+def _sweep(args: argparse.Namespace, plan, arms, out, sampler: Sampler | None) -> int:
+    meter_info = sampler.meter.info if sampler else None
     if out:
         out.print(
-            f"meter: {meter.info.name} ({meter.info.method}, {meter.info.boundary})"
-            if meter
+            f"meter: {meter_info.name} ({meter_info.method}, {meter_info.boundary})"
+            if meter_info
             else "meter: none (energy will not be measured)",
             markup=False,
         )
@@ -182,10 +186,6 @@ def run(args: argparse.Namespace) -> int:
         return 130
     finally:
         signal.signal(signal.SIGINT, previous)
-        if sampler:
-            sampler.stop()
-        if meter:
-            meter.close()
     assert ended is not None
     return _finish(ended, out, args.json, interrupted=stop.is_set())
 

@@ -6,8 +6,9 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
+from collectors.fmt import num, pct
 from collectors.servers.snapshot import ServerSnapshot
-from tui.widgets.figures import bar, line, num, pct
+from tui.widgets.figures import bar, line
 from tui.widgets.panel import Panel
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from collectors.fmt import num
 from tui.state import EnergyView
-from tui.widgets.figures import line, num
+from tui.widgets.figures import line
 from tui.widgets.panel import Panel
 
 

@@ -9,14 +9,6 @@ from rich.text import Text
 BLOCKS = " ▏▎▍▌▋▊▉█"
 
 
-def num(value: float | None, spec: str = ".1f", unit: str = "") -> str:
-    return "—" if value is None else f"{value:{spec}}{unit}"
-
-
-def pct(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:.0f} %"
-
-
 def line(*parts: tuple[str, str] | str) -> Text:
     """A line from (text, style) pairs or plain strings; nothing is parsed as markup."""
     out = Text()

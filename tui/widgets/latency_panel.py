@@ -12,8 +12,9 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from collectors import latency
+from collectors.fmt import num
 from collectors.model import RequestRecord
-from tui.widgets.figures import bar, histogram, line, num
+from tui.widgets.figures import bar, histogram, line
 
 EDGES_MS = (0.0, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, float("inf"))
 LABELS = ("<0.5 ms", "0.5-1", "1-2", "2-5", "5-10", "10-20", "20-50", "50-100", "100-200", "≥200 ms")

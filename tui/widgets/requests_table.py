@@ -7,9 +7,9 @@ from collections.abc import Iterable
 from rich.text import Text
 from textual.widgets import DataTable
 
+from collectors.fmt import num, pct
 from collectors.model import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
-from tui.widgets.figures import num, pct
 
 COLUMNS = (
     ("id", "id"),

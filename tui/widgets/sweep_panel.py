@@ -9,9 +9,9 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Static
 
+from collectors.fmt import num, pct
 from collectors.sweep.plan import PointKey
 from collectors.sweep.summary import MAIN_COLUMNS, table_cells
-from tui.widgets.figures import num, pct
 from tui.widgets.sweep_plot import SweepPlot
 
 STATE_STYLE = {

@@ -6,8 +6,9 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
+from collectors.fmt import num
 from collectors.servers.snapshot import ServerSnapshot
-from tui.widgets.figures import line, num
+from tui.widgets.figures import line
 from tui.widgets.panel import Panel
 
 

@@ -68,7 +68,7 @@ def test_note25_table_is_reproduced():
     assert (cross["below"], cross["above"]) == (2, 4) and 2 < cross["batch"] < 4
     assert result["recommendation"] == "draft at ≤ 2 concurrent requests, turn it off from 4"
     md = summary.to_markdown(result)
-    assert "| 2 | 100.2 | 125.5 | 1.25x | 390 | 279 | 0.71x | 39.1 | 35.0 | 70% |" in md
+    assert "| 2 | 100.2 | 125.5 | 1.25x | 390 | 279 | 0.71x | 39.1 | 35.0 | 70 % |" in md
 
 
 def test_break_even_counts_as_worth_drafting():
