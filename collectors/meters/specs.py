@@ -2,30 +2,15 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from collectors.errors import MeterUnavailable
 from collectors.meters.base import Meter, MeterInfo
 from collectors.meters.sampler import Sampler
-
-AUTO_ORDER = ("nvml", "amd", "rapl", "macmon", "estimate")  # best local source first
-REMOTE = ("dcgm", "node", "prometheus")
-METER_SPECS: tuple[tuple[str, str], ...] = (
-    ("auto", "the best local source: nvml, amd, rapl, macmon, then estimate"),
-    ("nvml[:0,1]", "NVIDIA GPUs via NVML (all, or these NVML indices)"),
-    ("amd[:0,1]", "AMD GPUs via amdsmi, else amdgpu hwmon"),
-    ("rapl[=ROOT]", "CPU package (+DRAM) via Linux powercap sysfs (needs root)"),
-    ("macmon[=EXE]", "Apple silicon SoC via `macmon pipe` (brew install macmon)"),
-    ("dcgm=URL", "a remote dcgm-exporter page (?period=S: its collect interval, default 30 s)"),
-    ("node=URL", "a remote node_exporter's RAPL counters"),
-    ("prometheus=URL", "a Prometheus server's query API (DCGM, else node RAPL; ?host=NAME)"),
-    ("estimate[=TDP_W]", "CPU load × TDP model: an ESTIMATE, labelled as such"),
-    ("none", "no meter: energy figures are left out"),
-)
-METER_SPEC_HELP = "power meter: " + "; ".join(f"{s} = {d}" for s, d in METER_SPECS) + " (default: auto)"
-_VALID = ", ".join(s for s, _ in METER_SPECS)
 
 Opener = Callable[[str | None], Meter]  # receives the text after ':' or '=', or None
 
@@ -71,20 +56,94 @@ def _tdp(arg: str | None) -> float | None:
         raise MeterUnavailable(f"bad TDP {arg!r}", "give watts, e.g. estimate=65") from exc
 
 
-def default_openers() -> dict[str, Opener]:
-    """Meter constructors by spec name; imported lazily so one missing library hides only its meter."""
-    from collectors.meters import amd, estimate, exporters, macmon, nvml, rapl
+def _module(name: str) -> Any:
+    # imported when opened, so one missing library (pynvml, amdsmi) hides only its own meter
+    return importlib.import_module(f"collectors.meters.{name}")
 
-    return {
-        "nvml": lambda a: nvml.NvmlMeter(_indices(a)),
-        "amd": lambda a: amd.AmdMeter(_indices(a)),
-        "rapl": lambda a: rapl.RaplMeter(a or rapl.DEFAULT_ROOT),
-        "macmon": lambda a: macmon.MacmonMeter(a or "macmon"),
-        "dcgm": lambda a: exporters.ExporterMeter(_need(a, "dcgm"), "dcgm"),
-        "node": lambda a: exporters.ExporterMeter(_need(a, "node"), "node"),
-        "prometheus": lambda a: exporters.PrometheusMeter(_need(a, "prometheus")),
-        "estimate": lambda a: estimate.EstimateMeter(tdp_w=_tdp(a)),
-    }
+
+@dataclass(frozen=True, slots=True)
+class MeterKind:
+    """One power source `--meter` can name: adding a meter is its module plus one entry in METERS."""
+
+    name: str
+    argument: str  # how the spec's argument is written, e.g. "[:0,1]" or "=URL"
+    description: str
+    local: bool  # local sources take part in `auto`, in the order listed
+    open: Opener  # receives the text after ':' or '=', or None
+
+
+METERS: tuple[MeterKind, ...] = (
+    MeterKind(
+        "nvml",
+        "[:0,1]",
+        "NVIDIA GPUs via NVML (all, or these NVML indices)",
+        True,
+        lambda a: _module("nvml").NvmlMeter(_indices(a)),
+    ),
+    MeterKind(
+        "amd",
+        "[:0,1]",
+        "AMD GPUs via amdsmi, else amdgpu hwmon",
+        True,
+        lambda a: _module("amd").AmdMeter(_indices(a)),
+    ),
+    MeterKind(
+        "rapl",
+        "[=ROOT]",
+        "CPU package (+DRAM) via Linux powercap sysfs (needs root)",
+        True,
+        lambda a: _module("rapl").RaplMeter(a or _module("rapl").DEFAULT_ROOT),
+    ),
+    MeterKind(
+        "macmon",
+        "[=EXE]",
+        "Apple silicon SoC via `macmon pipe` (brew install macmon)",
+        True,
+        lambda a: _module("macmon").MacmonMeter(a or "macmon"),
+    ),
+    MeterKind(
+        "dcgm",
+        "=URL",
+        "a remote dcgm-exporter page (?period=S: its collect interval, default 30 s)",
+        False,
+        lambda a: _module("exporters").ExporterMeter(_need(a, "dcgm"), "dcgm"),
+    ),
+    MeterKind(
+        "node",
+        "=URL",
+        "a remote node_exporter's RAPL counters",
+        False,
+        lambda a: _module("exporters").ExporterMeter(_need(a, "node"), "node"),
+    ),
+    MeterKind(
+        "prometheus",
+        "=URL",
+        "a Prometheus server's query API (DCGM, else node RAPL; ?host=NAME)",
+        False,
+        lambda a: _module("exporters").PrometheusMeter(_need(a, "prometheus")),
+    ),
+    MeterKind(
+        "estimate",
+        "[=TDP_W]",
+        "CPU load × TDP model: an ESTIMATE, labelled as such",
+        True,
+        lambda a: _module("estimate").EstimateMeter(tdp_w=_tdp(a)),
+    ),
+)
+AUTO_ORDER = tuple(m.name for m in METERS if m.local)  # best local source first
+REMOTE = tuple(m.name for m in METERS if not m.local)
+METER_SPECS: tuple[tuple[str, str], ...] = (
+    ("auto", "the best local source: " + ", ".join(AUTO_ORDER[:-1]) + f", then {AUTO_ORDER[-1]}"),
+    *((m.name + m.argument, m.description) for m in METERS),
+    ("none", "no meter: energy figures are left out"),
+)
+METER_SPEC_HELP = "power meter: " + "; ".join(f"{s} = {d}" for s, d in METER_SPECS) + " (default: auto)"
+_VALID = ", ".join(s for s, _ in METER_SPECS)
+
+
+def default_openers() -> dict[str, Opener]:
+    """Meter constructors by spec name."""
+    return {m.name: m.open for m in METERS}
 
 
 def parse_spec(spec: str) -> tuple[str, str | None]:
@@ -93,7 +152,7 @@ def parse_spec(spec: str) -> tuple[str, str | None]:
     cut = min((i for i in (text.find(":"), text.find("=")) if i >= 0), default=-1)
     name, arg = (text[:cut], text[cut + 1 :]) if cut >= 0 else (text, None)
     name = name.strip().lower()
-    if name not in (*AUTO_ORDER, *REMOTE, "auto", "none"):
+    if name not in (*(m.name for m in METERS), "auto", "none"):
         raise MeterUnavailable(f"unknown meter {spec!r}", f"valid meters: {_VALID}")
     if name in ("auto", "none") and arg:
         raise MeterUnavailable(f"meter {name!r} takes no argument ({spec!r})", f"valid meters: {_VALID}")
@@ -118,10 +177,11 @@ def try_open(name: str, arg: str | None, openers: Mapping[str, Opener]) -> tuple
 
 
 def choose_meter(
-    spec: str = "auto", *, openers: Mapping[str, Opener] | None = None, order: Sequence[str] = AUTO_ORDER
+    spec: str = "auto", *, openers: Mapping[str, Opener] | None = None, order: Sequence[str] | None = None
 ) -> MeterChoice:
-    """Open what `spec` names; `auto` tries `order` and keeps the first that works."""
+    """Open what `spec` names; `auto` tries `order` (the local meters in METERS) and keeps the first that works."""
     name, arg = parse_spec(spec)
+    order = order if order is not None else [m.name for m in METERS if m.local]
     if name == "none":
         return MeterChoice(None, (ProbeResult("none", True, "no meter: energy figures are left out"),))
     openers = openers if openers is not None else default_openers()
