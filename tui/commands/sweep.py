@@ -32,7 +32,7 @@ from collectors.sweep.runner import (
     SweepStarted,
     run_sweep,
 )
-from collectors.sweep.store import rewrite_summary
+from collectors.sweep.summary import rewrite_summary
 from tui.commands._common import api_key, console
 from tui.commands.report import render_summary, verdict_lines
 
