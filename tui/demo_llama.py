@@ -63,7 +63,6 @@ def run_llama_demo(meter_spec: str = "estimate", phase_s: float = 16.0, tokens: 
             plain_url=plain.url,
             draft_url=draft.url,
             title="spectop demo (real llama-server, tiny models)",
-            demo=True,
         )
         try:
             return run_dashboard(settings, meter_spec, on_sweep=on_sweep)

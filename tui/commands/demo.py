@@ -248,7 +248,6 @@ def _dashboard(sim: Simulator, args: argparse.Namespace) -> int:
         plain_url=sim.plain_url,
         draft_url=sim.draft_url,
         title="spectop demo",
-        demo=True,
     )
     try:
         return run_dashboard(settings, f"dcgm={sim.meter_url}/metrics?period=0.1", on_sweep=on_sweep)
