@@ -15,8 +15,8 @@ from collectors.errors import SpectopError
 from collectors.launch import ServerProcess, find_llama_server, free_port, llama_server_argv
 from collectors.simulator.traffic import TrafficGenerator, default_pattern
 from collectors.tinymodels import write_model_pair
+from tui.commands.dashboard import run_dashboard
 from tui.config import Settings
-from tui.dashboard import run_dashboard
 
 SLOTS = 4
 LEVELS = (1, 2, 4)
