@@ -1,39 +1,111 @@
-"""The `spectop` command: the dashboard by default, and headless subcommands beside it."""
+"""The `spectop` command: one subcommand per module in tui/commands; the dashboard is the default.
+
+Pitfalls handled: argparse reads options typed before a subcommand into the top-level namespace,
+where the subcommand's defaults then overwrite them (`spectop --meter none probe` probed with the
+auto meter). So the top level has no options of its own besides --help and --version: leading
+options with no command after them are the dashboard's (`spectop --server URL`, as the README
+shows), and leading options followed by a command stop with one line that gives the command to type
+instead, any API key in it masked.
+"""
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import pkgutil
+import shlex
 import sys
 from collections.abc import Sequence
 
 from collectors.errors import SpectopError
-from tui import commands, dashboard
+from tui.commands import Command, dashboard, demo, doctor, export, probe, report, snapshot, sweep
 
-# Every public module in tui/commands exposes `register(subparsers)`, which adds its parser and
-# sets `run` as the parser's default; adding a command is adding a file.
+# Typed, so mypy checks every module against Command; a test checks that none is left off.
+COMMANDS: tuple[Command, ...] = (dashboard, demo, doctor, export, probe, report, snapshot, sweep)
+DEFAULT = dashboard
+TOP_LEVEL_FLAGS = ("--help", "--version")  # -h too; argparse also takes unique prefixes of these
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="spectop",
-        description="Live energy monitoring of LLM servers that use speculative decoding.",
+        description="Live energy monitoring of LLM servers that use speculative decoding. "
+        f"With no command, or with only {DEFAULT.NAME} options (spectop --server URL), "
+        f"spectop runs `spectop {DEFAULT.NAME}`.",
+        epilog="Options go after the command: spectop probe --server URL. "
+        "Each command's options: spectop COMMAND --help.",
     )
     parser.add_argument("--version", action="version", version="spectop 0.1.0")
-    dashboard.add_options(parser)
-    parser.set_defaults(run=dashboard.run)
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        if not info.name.startswith("_"):
-            importlib.import_module(f"tui.commands.{info.name}").register(subparsers)
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for command in COMMANDS:
+        command.register(subparsers).set_defaults(run=command.run)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+def with_command(argv: Sequence[str]) -> list[str]:
+    """`argv` with a command first: the default one when none was typed.
+
+    Raises SpectopError when a command follows options, which argparse would otherwise drop."""
+    args = list(argv)
+    if not args:
+        return [DEFAULT.NAME]
+    first = args[0]
+    if not first.startswith("-") or first == "-h" or _abbreviates(first, TOP_LEVEL_FLAGS):
+        return args
+    at = _command_index(args)
+    if at is None:
+        return [DEFAULT.NAME, *args]
+    name = args[at]
+    typed = ["spectop", name, *_mask_api_key(args[:at] + args[at + 1 :])]
+    raise SpectopError(
+        f"options before the command {name!r} are not read", f"put them after it: {shlex.join(typed)}"
+    )
+
+
+def _command_index(args: list[str]) -> int | None:
+    """Where a command name stands in `args` once the default command's options are read, if anywhere."""
+    names = {command.NAME for command in COMMANDS}
+    leading = argparse.ArgumentParser(add_help=False, exit_on_error=False)
+    DEFAULT.add_options(leading)
+    # everything from the first word that is no option's value on, as argparse itself would read it
+    leading.add_argument("rest", nargs=argparse.REMAINDER)
     try:
+        rest = leading.parse_known_args(args)[0].rest
+    except argparse.ArgumentError:  # a bad value: fall back to the first command-like word
+        rest = args
+    start = len(args) - len(rest)
+    if args[start:] != rest:
+        rest, start = args, 0
+    return next((start + i for i, word in enumerate(rest) if word in names), None)
+
+
+def _abbreviates(word: str, flags: Sequence[str]) -> bool:
+    option = word.split("=", 1)[0]
+    return len(option) > 2 and any(flag.startswith(option) for flag in flags)
+
+
+def _mask_api_key(words: list[str]) -> list[str]:
+    """The words with the value of --api-key (or a prefix of it, as argparse accepts) replaced."""
+    masked = []
+    follows_flag = False
+    for word in words:
+        option, eq, _ = word.partition("=")
+        if follows_flag:
+            masked.append("KEY")
+        elif eq and _abbreviates(option, ("--api-key",)):
+            masked.append(f"{option}=KEY")
+        else:
+            masked.append(word)
+        follows_flag = not eq and _abbreviates(option, ("--api-key",))
+    return masked
+
+
+def parse(argv: Sequence[str]) -> argparse.Namespace:
+    """The parsed command line, `run` set to the command's; SpectopError for a misplaced command."""
+    return build_parser().parse_args(with_command(argv))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = parse(sys.argv[1:] if argv is None else argv)
         return int(args.run(args) or 0)
     except SpectopError as exc:
         print(f"spectop: {exc}", file=sys.stderr)

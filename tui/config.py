@@ -23,10 +23,3 @@ class Settings:
     quick_plan: SweepPlan = field(default_factory=quick)
     title: str = "spectop"
     poll: bool = True  # off in snapshot tests: data then only arrives as posted messages
-    demo: bool = False
-
-    @property
-    def has_arms(self) -> bool:
-        return bool(
-            (self.plain_url or self.plain_cmd or self.draft_cmd) and (self.draft_url or self.draft_cmd)
-        )

@@ -15,8 +15,8 @@ from collectors.errors import SpectopError
 from collectors.launch import ServerProcess, find_llama_server, free_port, llama_server_argv
 from collectors.simulator.traffic import TrafficGenerator, default_pattern
 from collectors.tinymodels import write_model_pair
+from tui.commands.dashboard import run_dashboard
 from tui.config import Settings
-from tui.dashboard import run_dashboard
 
 SLOTS = 4
 LEVELS = (1, 2, 4)
@@ -63,7 +63,6 @@ def run_llama_demo(meter_spec: str = "estimate", phase_s: float = 16.0, tokens: 
             plain_url=plain.url,
             draft_url=draft.url,
             title="spectop demo (real llama-server, tiny models)",
-            demo=True,
         )
         try:
             return run_dashboard(settings, meter_spec, on_sweep=on_sweep)

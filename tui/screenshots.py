@@ -42,7 +42,6 @@ async def _capture_with(
         draft_url=sim.draft_url,
         results_root=Path("results"),
         title="spectop demo",
-        demo=True,
     )
     app = SpectopApp(settings, AutoCollector(sim.draft_url), sampler, on_sweep=on_sweep)
     saved = []

@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TypeVar
-
-T = TypeVar("T")
-
 
 class CounterTracker:
     """Turns raw readings of a hardware energy counter into a non-decreasing total since the first read.
@@ -65,10 +60,3 @@ class PowerIntegrator:
         self.last_t_s, self.last_w = t_s, power_w
         self.energy_j += d
         return d
-
-
-def timed(clock: Callable[[], float], fn: Callable[[], T]) -> tuple[float, T]:
-    """Call `fn()` and return `(t_s, result)`, `t_s` being the clock midpoint of the call."""
-    t0 = clock()
-    result = fn()
-    return 0.5 * (t0 + clock()), result

@@ -9,7 +9,7 @@ See `simulator.Simulator` for the parameters and `profiles` for the calibration 
 
 from __future__ import annotations
 
-from collectors.simulator.profiles import NOTE25_TABLE, PROFILES, Profile, get_profile
-from collectors.simulator.simulator import Simulator, SimulatorState
+from collectors.simulator.profiles import NOTE25_TABLE, PROFILES
+from collectors.simulator.simulator import Simulator
 
-__all__ = ["NOTE25_TABLE", "PROFILES", "Profile", "Simulator", "SimulatorState", "get_profile"]
+__all__ = ["NOTE25_TABLE", "PROFILES", "Simulator"]

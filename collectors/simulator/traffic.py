@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import threading
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -67,7 +66,6 @@ class TrafficGenerator:
         self._changed = threading.Condition()
         self._phase: Phase | None = None
         self._phase_id = 0
-        self._phase_started = 0.0
         self._threads: list[threading.Thread] = []
         self._completed = 0
         self._errors = 0
@@ -77,10 +75,6 @@ class TrafficGenerator:
     def phase(self) -> Phase | None:
         """The phase running now (None before start and after the pattern ends)."""
         return self._phase
-
-    @property
-    def phase_elapsed_s(self) -> float:
-        return time.monotonic() - self._phase_started if self._phase else 0.0
 
     @property
     def completed(self) -> int:
@@ -123,7 +117,7 @@ class TrafficGenerator:
         phases = itertools.cycle(self._pattern) if self._loop else iter(self._pattern)
         for phase in phases:
             with self._changed:
-                self._phase, self._phase_started = phase, time.monotonic()
+                self._phase = phase
                 self._phase_id += 1
                 self._changed.notify_all()
             if self._stop.wait(phase.seconds):

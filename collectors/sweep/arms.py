@@ -113,10 +113,6 @@ class ArmPool:
         self._running[name] = process
         return arm.url
 
-    def alive(self, name: str) -> bool:
-        process = self._running.get(name)
-        return process is None or process.running
-
     def stop_all(self) -> None:
         for process in self._running.values():
             process.stop()

@@ -95,13 +95,3 @@ def to_csv(header: list[str], rows: list[list[Any]]) -> str:
     writer.writerow(header)
     writer.writerows(rows)
     return out.getvalue()
-
-
-def rewrite_summary(run_dir: Path) -> dict[str, Any]:
-    """Summarize a run from its files: `spectop report`, and a sweep cut short outside the engine."""
-    from collectors.sweep.summary import summarize, to_markdown, to_table_csv
-
-    meta, rows = load_run(run_dir)
-    summary = summarize(rows, meta)
-    RunStore(run_dir).write_summary(summary, to_table_csv(summary), to_markdown(summary))
-    return summary

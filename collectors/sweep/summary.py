@@ -9,10 +9,11 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from collectors.fmt import MISSING, num, pct
-from collectors.sweep.store import to_csv
+from collectors.sweep.store import RunStore, load_run, to_csv
 
 SUMMARY_SCHEMA = "spectop.summary/1"
 EVEN_BAND = 0.05  # energy ratios within 5 % of 1 are break-even (note 25's pass spreads reach 8 %)
@@ -271,3 +272,11 @@ def to_table_csv(summary: Mapping[str, Any]) -> str:
             ]
         )
     return to_csv(header, out)
+
+
+def rewrite_summary(run_dir: Path) -> dict[str, Any]:
+    """Summarize a run from its files (a sweep cut short outside the engine) and save the summaries."""
+    meta, rows = load_run(run_dir)
+    summary = summarize(rows, meta)
+    RunStore(run_dir).write_summary(summary, to_table_csv(summary), to_markdown(summary))
+    return summary

@@ -1,40 +1,92 @@
-"""Options and helpers shared by the headless commands."""
+"""The options several commands share, each defined once here (name, default, help), and their helpers.
+
+Pitfalls handled: the API key falls back to $SPECTOP_API_KEY when the command runs, so the key never
+shows as a default in --help; server text in energy rows is escaped before Rich reads it as markup.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import os
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 
 from collectors.fmt import num
+from collectors.meters import METER_SPEC_HELP
 
 DEFAULT_SERVER = "http://127.0.0.1:8080"
+SERVER_HELP = "base URL of llama-server, vLLM or SGLang"
 
 
-def add_server_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--server",
-        default=DEFAULT_SERVER,
-        metavar="URL",
-        help=f"base URL of llama-server, vLLM or SGLang (default {DEFAULT_SERVER})",
-    )
+def add_server_option(parser: argparse.ArgumentParser, *, optional: bool = False) -> None:
+    """`--server URL`; optional (doctor) means no default: the server is checked only when named."""
+    if optional:
+        parser.add_argument(
+            "--server", default=None, metavar="URL", help=f"also check this server: {SERVER_HELP}"
+        )
+    else:
+        parser.add_argument(
+            "--server",
+            default=DEFAULT_SERVER,
+            metavar="URL",
+            help=f"{SERVER_HELP} (default {DEFAULT_SERVER})",
+        )
+
+
+def add_api_key_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--api-key",
         default=None,
         metavar="KEY",
         help="API key sent to the server only (default: $SPECTOP_API_KEY)",
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+
+
+def api_key(args: argparse.Namespace) -> str | None:
+    """--api-key, else $SPECTOP_API_KEY, else None."""
+    return args.api_key or os.environ.get("SPECTOP_API_KEY") or None
 
 
 def add_meter_option(parser: argparse.ArgumentParser) -> None:
-    from collectors.meters import METER_SPEC_HELP
-
     parser.add_argument("--meter", default="auto", metavar="SPEC", help=METER_SPEC_HELP)
+
+
+def add_json_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+
+
+def add_interval_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--interval", type=float, default=1.0, metavar="S", help="seconds between polls (default 1)"
+    )
+
+
+def add_arm_options(parser: argparse.ArgumentParser, title: str) -> None:
+    """The sweep's two arms: a running server's URL, or a command spectop starts."""
+    arms = parser.add_argument_group(title)
+    arms.add_argument("--plain", metavar="URL", help="a running server without drafting")
+    arms.add_argument("--draft", metavar="URL", help="a running server with drafting")
+    arms.add_argument("--plain-cmd", metavar="CMD", help="command that starts the plain server")
+    arms.add_argument(
+        "--draft-cmd",
+        metavar="CMD",
+        help="command that starts the drafting server; without a plain arm, the plain command "
+        "is this one minus its speculative flags",
+    )
+
+
+def add_results_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--results",
+        type=Path,
+        default=Path("results"),
+        metavar="DIR",
+        help="where sweep run folders go (default ./results)",
+    )
 
 
 def energy_rows(energy: dict[str, Any] | None) -> list[tuple[str, str]]:
@@ -60,10 +112,6 @@ def energy_rows(energy: dict[str, Any] | None) -> list[tuple[str, str]]:
             )
         )
     return rows
-
-
-def api_key(args: argparse.Namespace) -> str | None:
-    return args.api_key or os.environ.get("SPECTOP_API_KEY") or None
 
 
 def print_json(body: dict[str, Any]) -> None:

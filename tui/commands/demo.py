@@ -20,14 +20,14 @@ from collectors.errors import SpectopError
 from collectors.simulator import PROFILES, Simulator
 from collectors.simulator.simulator import SimulatorState
 from collectors.simulator.traffic import TrafficGenerator, default_pattern
+from tui.commands import Subparsers
+
+NAME = "demo"
+HELP = "run spectop on a simulated llama-server pair and GPU meter (needs nothing installed)"
 
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "demo",
-        help="run spectop on a simulated llama-server pair and GPU meter (needs nothing installed)",
-        description=__doc__.split("\n\n")[0] if __doc__ else None,
-    )
+def register(subparsers: Subparsers) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(NAME, help=HELP, description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument(
         "--no-ui", action="store_true", help="print a live line per second instead of opening the dashboard"
     )
@@ -37,6 +37,7 @@ def register(subparsers: Any) -> None:
         help="run the demo on two real llama-servers with generated tiny models "
         "(needs llama-server; estimate meter unless --meter)",
     )
+    # not the shared --meter: it serves only --llama, whose tiny CPU models call for the estimate
     parser.add_argument(
         "--meter", default="estimate", metavar="SPEC", help="meter for --llama (default estimate)"
     )
@@ -87,7 +88,7 @@ def register(subparsers: Any) -> None:
         metavar="S",
         help="stop after S seconds (default 0: run until Ctrl-C)",
     )
-    parser.set_defaults(run=run)
+    return parser
 
 
 IDLE_FIRST_S = 4.0
@@ -222,8 +223,8 @@ def _live(sim: Simulator, args: argparse.Namespace) -> int:
 
 def _dashboard(sim: Simulator, args: argparse.Namespace) -> int:
     """The dashboard on the draft arm; its own traffic stops while a sweep measures."""
+    from tui.commands.dashboard import run_dashboard
     from tui.config import Settings
-    from tui.dashboard import run_dashboard
 
     def traffic() -> TrafficGenerator:
         pattern = default_pattern(phase_s=args.phase, arms=("draft",))
@@ -248,7 +249,6 @@ def _dashboard(sim: Simulator, args: argparse.Namespace) -> int:
         plain_url=sim.plain_url,
         draft_url=sim.draft_url,
         title="spectop demo",
-        demo=True,
     )
     try:
         return run_dashboard(settings, f"dcgm={sim.meter_url}/metrics?period=0.1", on_sweep=on_sweep)

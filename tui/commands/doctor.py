@@ -4,23 +4,26 @@ from __future__ import annotations
 
 import argparse
 
-from collectors.meters import METER_SPEC_HELP
 from collectors.meters.doctor import format_report, run_doctor
-from tui.commands._common import print_json
+from tui.commands import Subparsers
+from tui.commands._common import add_json_option, add_meter_option, add_server_option, print_json
+
+NAME = "doctor"
+HELP = "list the power meters (and server) spectop can use here, and how to fix the rest"
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: Subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
-        "doctor",
-        help="list the power meters (and server) spectop can use here, and how to fix the rest",
+        NAME,
+        help=HELP,
         description="Try every power meter (or the one --meter names) and, with --server, the server; "
         "say what each found, or why it failed and how to fix it. Exit 0 when a meter works "
         "(and the server answers, when asked about).",
     )
-    parser.add_argument("--meter", default="auto", metavar="SPEC", help=METER_SPEC_HELP)
-    parser.add_argument("--server", default=None, metavar="URL", help="also check that this server answers")
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-    parser.set_defaults(run=run)
+    add_meter_option(parser)
+    add_server_option(parser, optional=True)
+    add_json_option(parser)
+    return parser
 
 
 def run(args: argparse.Namespace) -> int:

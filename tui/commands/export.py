@@ -14,19 +14,27 @@ from collectors.exporter import SpectopExporter
 from collectors.meters import sampling
 from collectors.servers import check_url
 from collectors.servers.auto import AutoCollector
-from tui.commands._common import DEFAULT_SERVER, add_meter_option
+from tui.commands import Subparsers
+from tui.commands._common import (
+    add_api_key_option,
+    add_interval_option,
+    add_meter_option,
+    add_server_option,
+    api_key,
+)
+
+NAME = "export"
+HELP = "serve spectop's figures on a Prometheus /metrics endpoint"
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: Subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
-        "export",
-        help="serve spectop's figures on a Prometheus /metrics endpoint",
+        NAME,
+        help=HELP,
         description="Poll a server and a meter and serve acceptance, G, width, tok/s, W and mJ/token "
         "(labelled with the meter's method) for Prometheus to scrape.",
     )
-    parser.add_argument(
-        "--server", default=DEFAULT_SERVER, metavar="URL", help=f"server to watch (default {DEFAULT_SERVER})"
-    )
+    add_server_option(parser)
     add_meter_option(parser)
     parser.add_argument(
         "--listen",
@@ -34,14 +42,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="HOST:PORT",
         help="where to serve /metrics (default 127.0.0.1:9464)",
     )
-    parser.add_argument(
-        "--interval", type=float, default=1.0, metavar="S", help="seconds between polls (default 1)"
-    )
+    add_interval_option(parser)
     parser.add_argument(
         "--window", type=float, default=30.0, metavar="S", help="rolling mJ/token window (default 30)"
     )
-    parser.add_argument("--api-key", default=None, metavar="KEY", help="API key (default $SPECTOP_API_KEY)")
-    parser.set_defaults(run=run)
+    add_api_key_option(parser)
+    return parser
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -52,8 +58,6 @@ def parse_listen(text: str) -> tuple[str, int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tui.commands._common import api_key
-
     host, port = parse_listen(args.listen)
     url = check_url(args.server)
     with sampling(args.meter) as sampler:

@@ -17,24 +17,32 @@ from collectors.http import STREAM_TIMEOUT, make_client
 from collectors.meters import sampling
 from collectors.model import RequestRecord
 from collectors.servers import check_url, detect, open_collector
+from tui.commands import Subparsers
 from tui.commands._common import (
+    add_api_key_option,
+    add_json_option,
     add_meter_option,
-    add_server_options,
+    add_server_option,
     api_key,
     console,
     energy_rows,
     print_json,
 )
 
+NAME = "probe"
+HELP = "send one streamed request and print its figures"
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+
+def register(subparsers: Subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
-        "probe",
-        help="send one streamed request and print its figures",
+        NAME,
+        help=HELP,
         description="Send one streamed request at temperature 0 and print "
         "tokens, drafting, speed and latency tails as the stream showed them.",
     )
-    add_server_options(parser)
+    add_server_option(parser)
+    add_api_key_option(parser)
+    add_json_option(parser)
     add_meter_option(parser)
     parser.add_argument(
         "--tokens", type=int, default=128, metavar="N", help="tokens to generate (default 128)"
@@ -47,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="llama-server native /completion or OpenAI /v1/chat/completions "
         "(default: completion on llama-server, chat elsewhere)",
     )
-    parser.set_defaults(run=run)
+    return parser
 
 
 async def send(args: argparse.Namespace) -> RequestRecord:

@@ -20,18 +20,22 @@ from collectors.sweep.summary import (
     to_markdown,
     to_table_csv,
 )
+from tui.commands import Subparsers
 from tui.commands._common import console
 
+NAME = "report"
+HELP = "re-render a saved sweep"
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+
+def register(subparsers: Subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
-        "report",
-        help="re-render a saved sweep",
+        NAME,
+        help=HELP,
         description="Re-render the results of a sweep from its folder.",
     )
     parser.add_argument("run_dir", type=Path, metavar="DIR", help="a folder written by spectop sweep")
     parser.add_argument("--format", choices=("table", "csv", "markdown", "json"), default="table")
-    parser.set_defaults(run=run)
+    return parser
 
 
 def run(args: argparse.Namespace) -> int:

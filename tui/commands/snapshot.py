@@ -14,23 +14,31 @@ from collectors.fmt import num, pct
 from collectors.http import make_client
 from collectors.meters import sampling
 from collectors.servers import ServerSnapshot, SglangSnapshot, check_url, detect, open_collector
+from tui.commands import Subparsers
 from tui.commands._common import (
+    add_api_key_option,
+    add_json_option,
     add_meter_option,
-    add_server_options,
+    add_server_option,
     api_key,
     console,
     energy_rows,
     print_json,
 )
 
+NAME = "snapshot"
+HELP = "poll a server once and print what spectop sees"
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+
+def register(subparsers: Subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
-        "snapshot",
-        help="poll a server once and print what spectop sees",
+        NAME,
+        help=HELP,
         description="Poll a server and print its identity, load and drafting figures.",
     )
-    add_server_options(parser)
+    add_server_option(parser)
+    add_api_key_option(parser)
+    add_json_option(parser)
     add_meter_option(parser)
     parser.add_argument(
         "--window",
@@ -39,7 +47,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="S",
         help="seconds between two polls, for live rates (0: one poll, no rates; default 1)",
     )
-    parser.set_defaults(run=run)
+    return parser
 
 
 async def take(url: str, key: str | None, window_s: float) -> ServerSnapshot:

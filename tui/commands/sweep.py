@@ -8,7 +8,6 @@ import signal
 import sys
 import threading
 from dataclasses import replace
-from pathlib import Path
 
 from rich.progress import (
     BarColumn,
@@ -19,7 +18,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from collectors.meters import METER_SPEC_HELP, Sampler, sampling
+from collectors.meters import Sampler, sampling
 from collectors.sweep import plan as sweep_plan
 from collectors.sweep.arms import make_arms
 from collectors.sweep.prompts import BUILT_IN, DEFAULT_SET, load_prompts
@@ -32,28 +31,31 @@ from collectors.sweep.runner import (
     SweepStarted,
     run_sweep,
 )
-from collectors.sweep.store import rewrite_summary
-from tui.commands._common import api_key, console
+from collectors.sweep.summary import rewrite_summary
+from tui.commands import Subparsers
+from tui.commands._common import (
+    add_api_key_option,
+    add_arm_options,
+    add_json_option,
+    add_meter_option,
+    add_results_option,
+    api_key,
+    console,
+)
 from tui.commands.report import render_summary, verdict_lines
 
+NAME = "sweep"
+HELP = "paired plain-versus-draft sweep over batch sizes"
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+
+def register(subparsers: Subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
-        "sweep",
-        help="paired plain-versus-draft sweep over batch sizes",
+        NAME,
+        help=HELP,
         description="For each batch, measure plain, draft and plain again with B concurrent requests at "
         "temperature 0 and a fixed length; energy from the meter over each window.",
     )
-    arms = parser.add_argument_group("arms (a running server's URL, or a command spectop starts)")
-    arms.add_argument("--plain", metavar="URL", help="a running server without drafting")
-    arms.add_argument("--draft", metavar="URL", help="a running server with drafting")
-    arms.add_argument("--plain-cmd", metavar="CMD", help="command that starts the plain server")
-    arms.add_argument(
-        "--draft-cmd",
-        metavar="CMD",
-        help="command that starts the drafting server; without a plain arm, the plain command "
-        "is this one minus its speculative flags",
-    )
+    add_arm_options(parser, "arms (a running server's URL, or a command spectop starts)")
     parser.add_argument(
         "--batches", default="1,2,4,8,16", help="concurrent requests per point (default 1,2,4,8,16)"
     )
@@ -80,17 +82,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="after the grid, also measure the batch between the two around the crossover",
     )
     parser.add_argument("--route", choices=("completion", "chat"), default=None)
-    parser.add_argument("--meter", default="auto", metavar="SPEC", help=METER_SPEC_HELP)
-    parser.add_argument(
-        "--results",
-        type=Path,
-        default=Path("results"),
-        metavar="DIR",
-        help="where run folders go (default ./results)",
-    )
-    parser.add_argument("--api-key", default=None, metavar="KEY", help="API key (default $SPECTOP_API_KEY)")
-    parser.add_argument("--json", action="store_true", help="print the summary as one JSON object")
-    parser.set_defaults(run=run)
+    add_meter_option(parser)
+    add_results_option(parser)
+    add_api_key_option(parser)
+    add_json_option(parser)
+    return parser
 
 
 def build_plan(args: argparse.Namespace) -> sweep_plan.SweepPlan:

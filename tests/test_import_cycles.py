@@ -1,0 +1,75 @@
+"""collectors/ has no import cycles. Imports inside functions count: deferring an import hides a cycle
+from Python's loader, it does not take the two modules' dependence on each other away."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(package: str) -> dict[str, set[str]]:
+    """Each module of `package` and the modules of `package` it imports anywhere in its body."""
+    paths = {module_name(p): p for p in (ROOT / package).rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                deps.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                deps.add(node.module)
+                deps.update(f"{node.module}.{alias.name}" for alias in node.names)  # `from pkg import mod`
+        # a module's own packages load before it whatever it imports: no edge back to them
+        ancestors = {name.rsplit(".", n)[0] for n in range(1, name.count(".") + 1)}
+        graph[name] = (deps & paths.keys()) - ancestors - {name}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for dep in sorted(graph[node]):
+            if dep not in index:
+                visit(dep)
+                low[node] = min(low[node], low[dep])
+            elif dep in stack:
+                low[node] = min(low[node], index[dep])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_collectors_has_no_import_cycles():
+    graph = import_graph("collectors")
+    assert len(graph) > 20 and graph["collectors.sweep.runner"]  # the walk found modules and their imports
+    assert cycles(graph) == []
+
+
+def test_a_cycle_through_a_deferred_import_is_found():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(graph) == [["a", "b", "c"]]

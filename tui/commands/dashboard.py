@@ -1,0 +1,77 @@
+"""`spectop dashboard`, which `spectop` with no command (or with only these options) also runs.
+
+Builds settings, collector and meter, then runs the app. Textual is imported only here, when the
+dashboard starts, so the headless commands never load it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from collectors.errors import SpectopError
+from collectors.meters import sampling
+from collectors.servers import check_url
+from collectors.servers.auto import AutoCollector
+from tui.commands import Subparsers
+from tui.commands._common import (
+    add_api_key_option,
+    add_arm_options,
+    add_interval_option,
+    add_meter_option,
+    add_results_option,
+    add_server_option,
+    api_key,
+)
+from tui.config import Settings
+
+NAME = "dashboard"
+HELP = "watch a server and a meter live, run sweeps (the default command)"
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
+    add_server_option(parser)
+    add_meter_option(parser)
+    add_arm_options(parser, "sweep arms (prefill the sweep dialog)")
+    add_interval_option(parser)
+    add_results_option(parser)
+    add_api_key_option(parser)
+
+
+def register(subparsers: Subparsers) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        NAME,
+        help=HELP,
+        description="Watch a server and a power meter live, and run paired sweeps from the dashboard. "
+        "`spectop` with no command, or with only these options, runs it.",
+    )
+    add_options(parser)
+    return parser
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    if args.interval <= 0:
+        raise SpectopError(f"--interval must be positive, not {args.interval}", "e.g. --interval 1")
+    return Settings(
+        server_url=check_url(args.server),
+        interval_s=args.interval,
+        api_key=api_key(args),
+        plain_url=args.plain,
+        plain_cmd=args.plain_cmd,
+        draft_url=args.draft,
+        draft_cmd=args.draft_cmd,
+        results_root=args.results,
+    )
+
+
+def run_dashboard(settings: Settings, meter_spec: str, on_sweep: Callable[[bool], None] | None = None) -> int:
+    from tui.app import SpectopApp  # Textual loads only for the dashboard
+
+    collector = AutoCollector(settings.server_url, api_key=settings.api_key)
+    with sampling(meter_spec) as sampler:
+        SpectopApp(settings, collector, sampler, on_sweep=on_sweep).run()
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    return run_dashboard(settings_from(args), args.meter)
