@@ -18,7 +18,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(and the server answers, when asked about).",
     )
     parser.add_argument("--meter", default="auto", metavar="SPEC", help=METER_SPEC_HELP)
-    parser.add_argument("--server", default=None, metavar="URL", help="also check that this server answers")
+    parser.add_argument(
+        "--server",
+        default=None,
+        metavar="URL",
+        help="also detect this server (llama-server, vLLM, SGLang) and check its health and load endpoints",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     parser.set_defaults(run=run)
 
