@@ -81,10 +81,10 @@ def dcgm_series(samples: Iterable[Sample], host: str | None = None) -> list[Seri
         row.setdefault(field, value / 1000.0 if metric == DCGM_ENERGY else value)
     out = []
     for key, row in rows.items():
-        labels = row["labels"]
-        assert isinstance(labels, Mapping)
+        first = row["labels"]  # the labels of the GPU's first row name it
+        assert isinstance(first, Mapping)
         node = key.split("/", 1)[0]
-        device = f"{labels.get('modelName', 'GPU')} #{labels.get('gpu', '?')}" + (f" @{node}" if node else "")
+        device = f"{first.get('modelName', 'GPU')} #{first.get('gpu', '?')}" + (f" @{node}" if node else "")
         energy, power = row.get("energy_j"), row.get("power_w")
         out.append(Series(key, device, energy, power, bool(row["mig"])))  # type: ignore[arg-type]
     return sorted(out, key=lambda s: s.key)
