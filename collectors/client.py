@@ -67,7 +67,8 @@ def request_body(spec: RequestSpec) -> tuple[str, dict[str, object]]:
     return path, body
 
 
-async def _watch_busy(probe: BusyProbe, samples: list[int], period_s: float) -> None:
+async def sample_busy(probe: BusyProbe, samples: list[int], period_s: float) -> None:
+    """Append the server's busy count every `period_s` until cancelled; unanswered reads are skipped."""
     while True:
         busy = await probe()
         if busy is not None:
@@ -91,7 +92,7 @@ async def stream_request(
     state = streams.StreamState()
     native = spec.route == "completion"
     busy_samples: list[int] = []
-    watcher = asyncio.create_task(_watch_busy(busy_probe, busy_samples, 0.1)) if busy_probe else None
+    watcher = asyncio.create_task(sample_busy(busy_probe, busy_samples, 0.1)) if busy_probe else None
     t_send = clock()
     try:
         async with client.stream("POST", base_url.rstrip("/") + path, json=body, headers=headers) as response:

@@ -1,8 +1,15 @@
-"""Prometheus exposition text → plain values, through prometheus_client's own parser."""
+"""Prometheus exposition text → plain samples, through prometheus_client's own parser.
+
+One parser and one `Sample` type for every page spectop reads: server /metrics pages and power
+exporters alike. Pitfalls handled: the parser appends `_total` to counter samples (a name is kept
+as the parser gives it, so callers compare full names); junk text raises ValueError, never a
+half-read page.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from prometheus_client.parser import text_string_to_metric_families
@@ -10,20 +17,29 @@ from prometheus_client.parser import text_string_to_metric_families
 
 @dataclass(frozen=True, slots=True)
 class Sample:
-    labels: dict[str, str]
+    """One line of a metrics page: full sample name (`..._total`, `..._count` kept), labels, value."""
+
+    name: str
+    labels: Mapping[str, str]
     value: float
 
 
-def parse(text: str) -> dict[str, list[Sample]]:
-    """Every sample by its full name (`..._total` kept), labels and value. Raises ValueError on junk."""
-    samples: dict[str, list[Sample]] = defaultdict(list)
+def samples(text: str) -> Iterator[Sample]:
+    """Every sample of a page, in page order. Raises ValueError when the text is not such a page."""
     for family in text_string_to_metric_families(text):
         for s in family.samples:
-            samples[s.name].append(Sample(dict(s.labels), float(s.value)))
-    return dict(samples)
+            yield Sample(s.name, dict(s.labels), float(s.value))
 
 
-def scalar(samples: dict[str, list[Sample]], name: str) -> float | None:
+def parse(text: str) -> dict[str, list[Sample]]:
+    """Samples grouped by their full name. Raises ValueError on junk."""
+    by_name: dict[str, list[Sample]] = defaultdict(list)
+    for sample in samples(text):
+        by_name[sample.name].append(sample)
+    return dict(by_name)
+
+
+def scalar(by_name: Mapping[str, list[Sample]], name: str) -> float | None:
     """The value of an unlabelled metric, or None when absent."""
-    rows = samples.get(name)
+    rows = by_name.get(name)
     return rows[0].value if rows else None

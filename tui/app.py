@@ -20,6 +20,7 @@ from collectors.errors import SpectopError
 from collectors.fmt import num, pct
 from collectors.http import STREAM_TIMEOUT, make_client
 from collectors.meters import Sampler
+from collectors.servers import default_route
 from collectors.sweep.runner import (
     IdleMeasured,
     PointDone,
@@ -129,7 +130,7 @@ class SpectopApp(App[None]):
     async def run_probe(self) -> None:
         snap = self.state.latest
         dialect = snap.backend if snap else "llama.cpp"
-        spec = RequestSpec(route="completion" if dialect == "llama.cpp" else "chat", dialect=dialect)
+        spec = RequestSpec(route=default_route(dialect), dialect=dialect)
         try:
             async with make_client(self.settings.api_key, STREAM_TIMEOUT) as client:
                 record = await stream_request(

@@ -1,14 +1,22 @@
-"""`spectop doctor` as data: every meter and server tried, what was found, and how to fix what was not."""
+"""`spectop doctor` as data: every meter and server tried, what was found, and how to fix what was not.
+
+Pitfalls handled: the server's dialect is detected the way every command detects it (the server
+registry), then only that dialect's own health and load endpoints are asked; a server still
+loading its model fails detection, so /health is reported on its own to say so; server text is
+untrusted, so a row carries at most a short single-line excerpt of it.
+"""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Literal
 
 import httpx
 
-from collectors.errors import MeterUnavailable
+from collectors.errors import MeterUnavailable, ServerUnreachable, SpectopError
+from collectors.http import make_client
 from collectors.meters.specs import (
     REMOTE,
     Opener,
@@ -18,6 +26,7 @@ from collectors.meters.specs import (
     probe_all,
     try_open,
 )
+from collectors.servers import ServerCollector, check_url, detect, dialect
 
 Status = Literal["ok", "failed", "skipped"]
 
@@ -97,59 +106,65 @@ def check_meters(meter_spec: str = "auto", openers: Mapping[str, Opener] | None 
     return rows
 
 
-def check_server(url: str, client: httpx.Client | None = None) -> list[DoctorRow]:
-    """Does the server answer `/health` and `/props`? (Dialect detection lives in collectors/servers.)"""
+UNREACHABLE_FIX = "start the server, or check --server URL and that the port is reachable"
+NOT_READY_FIX = "the server is up but not ready (still loading the model?)"
+
+
+def check_server(url: str, client: httpx.AsyncClient | None = None) -> list[DoctorRow]:
+    """Which dialect answers at `url` (detected as every command does), then its health and load endpoints."""
     base = url.rstrip("/")
     if "://" not in base:
         return [
             DoctorRow("server", url, "failed", f"{url!r} is not a URL", "e.g. --server http://localhost:8080")
         ]
-    own = client is None
-    http = client if client is not None else httpx.Client(timeout=3.0)
-    rows = []
     try:
-        for path in ("/health", "/props"):
-            try:
-                r = http.get(base + path)
-            except httpx.HTTPError as exc:
-                rows.append(
-                    DoctorRow(
-                        "server",
-                        base + path,
-                        "failed",
-                        f"no answer: {type(exc).__name__}: {exc}",
-                        "start the server, or check --server URL and that the port is reachable",
-                    )
-                )
-                break  # the same error would repeat for the next path
-            # Server text is untrusted: report only the status and a short, single-line excerpt.
-            excerpt = " ".join(r.text.split())[:80]
-            if r.status_code == 200:
-                rows.append(DoctorRow("server", base + path, "ok", f"HTTP 200 {excerpt}"))
-            elif path == "/props":
-                rows.append(
-                    DoctorRow(
-                        "server",
-                        base + path,
-                        "skipped",
-                        f"HTTP {r.status_code}: not llama-server?",
-                        "fine for vLLM and SGLang, which have no /props",
-                    )
-                )
-            else:
-                rows.append(
-                    DoctorRow(
-                        "server",
-                        base + path,
-                        "failed",
-                        f"HTTP {r.status_code} {excerpt}",
-                        "the server is up but not ready (still loading the model?)",
-                    )
-                )
+        base = check_url(base)
+    except SpectopError as exc:
+        return [DoctorRow("server", url, "failed", exc.what, exc.fix)]
+    return asyncio.run(_check_server(base, client))
+
+
+async def _check_server(base: str, client: httpx.AsyncClient | None) -> list[DoctorRow]:
+    http = client if client is not None else make_client()
+    try:
+        try:
+            backend = await detect(base, http)
+        except ServerUnreachable as exc:
+            return [DoctorRow("server", base, "failed", f"no answer: {exc.what}", UNREACHABLE_FIX)]
+        except SpectopError as exc:
+            # not a dialect spectop knows, or it wants a key: /health still tells whether it is up
+            return [
+                await _endpoint_row(http, base, "/health", None),
+                DoctorRow("server", base, "failed", exc.what, exc.fix),
+            ]
+        found = dialect(backend)
+        rows = [DoctorRow("server", base, "ok", f"{found.display_name} answers (backend {backend})")]
+        rows.append(await _endpoint_row(http, base, found.health_endpoint, None))
+        if found.load_endpoint:
+            rows.append(await _endpoint_row(http, base, found.load_endpoint, found))
+        return rows
     finally:
-        if own:
-            http.close()
-    return rows
+        if client is None:
+            await http.aclose()
+
+
+async def _endpoint_row(
+    http: httpx.AsyncClient, base: str, path: str, load_of: type[ServerCollector] | None
+) -> DoctorRow:
+    """One endpoint: a health endpoint must answer 200; a load endpoint (`load_of` its dialect) may be off."""
+    try:
+        r = await http.get(base + path)
+    except httpx.HTTPError as exc:
+        return DoctorRow("server", base + path, "failed", f"no answer: {type(exc).__name__}", UNREACHABLE_FIX)
+    # Server text is untrusted: report only the status and a short, single-line excerpt.
+    excerpt = " ".join(r.text.split())[:80]
+    if r.status_code == 200:
+        return DoctorRow("server", base + path, "ok", f"HTTP 200 {excerpt}")
+    if load_of is None:
+        return DoctorRow("server", base + path, "failed", f"HTTP {r.status_code} {excerpt}", NOT_READY_FIX)
+    problem = load_of.http_problem(r, path)
+    fix = problem if problem != f"HTTP {r.status_code}" else f"live request counts need {path}"
+    return DoctorRow("server", base + path, "skipped", f"HTTP {r.status_code} {excerpt}", fix)
 
 
 def run_doctor(
@@ -157,7 +172,7 @@ def run_doctor(
     server_url: str | None = None,
     *,
     openers: Mapping[str, Opener] | None = None,
-    client: httpx.Client | None = None,
+    client: httpx.AsyncClient | None = None,
 ) -> DoctorReport:
     rows = check_meters(meter_spec, openers)
     if server_url:

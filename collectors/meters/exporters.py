@@ -9,18 +9,17 @@ interval). `?host=NAME` keeps one host's series (Hostname/hostname label, or ins
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import httpx
-from prometheus_client.parser import text_string_to_metric_families
 
+from collectors import promtext
 from collectors.errors import MeterUnavailable
 from collectors.meters.base import MeterInfo, MeterReading
 from collectors.meters.remote import (
     DCGM_ENERGY,
     DCGM_POWER,
     RemoteTotals,
-    Sample,
     Series,
     dcgm_series,
     node_rapl_series,
@@ -34,13 +33,6 @@ _PROM_QUERIES = (  # tried in order; the first that returns series decides what 
     ("dcgm", f"{DCGM_ENERGY} or {DCGM_POWER}"),
     ("node", '{__name__=~"node_rapl_(package|dram)_joules_total|node_rapl_joules_total"}'),
 )
-
-
-def parse_exposition(text: str) -> Iterator[Sample]:
-    """Samples of a Prometheus text page; ValueError if it is not one."""
-    for family in text_string_to_metric_families(text):
-        for s in family.samples:
-            yield s.name, s.labels, float(s.value)
 
 
 class _HttpMeter:
@@ -144,7 +136,7 @@ class ExporterMeter(_HttpMeter):
     def _scrape(self) -> list[Series]:
         text = self._get(self.url).text
         try:
-            return self._pick(list(parse_exposition(text)), self.host)
+            return self._pick(list(promtext.samples(text)), self.host)
         except ValueError as exc:
             raise MeterUnavailable(
                 f"{self.url} is not a Prometheus metrics page: {exc}", "point at the exporter's /metrics"
@@ -190,7 +182,10 @@ class PrometheusMeter(_HttpMeter):
                 raise ValueError(body.get("error", "status is not success"))
             results = body["data"]["result"]
             # Values come as strings ("123.4", "NaN"); value[0] is the evaluation time, not the scrape's.
-            samples = [(r["metric"].get("__name__", ""), r["metric"], float(r["value"][1])) for r in results]
+            samples = [
+                promtext.Sample(r["metric"].get("__name__", ""), r["metric"], float(r["value"][1]))
+                for r in results
+            ]
         except (ValueError, KeyError, TypeError, IndexError) as exc:
             raise MeterUnavailable(
                 f"Prometheus at {self.url} gave an unreadable answer: {exc}",

@@ -10,6 +10,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from collectors.errors import MeterUnavailable
 from collectors.meters.accumulate import CounterTracker, PowerIntegrator
 from collectors.meters.base import MeterReading
+from collectors.promtext import Sample
 
 DCGM_ENERGY = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"  # counter, mJ, since the driver loaded
 DCGM_POWER = "DCGM_FI_DEV_POWER_USAGE"  # gauge, W (NVML's 1 s average on Ampere and newer)
@@ -28,9 +29,6 @@ class Series:
     energy_j: float | None = None  # raw cumulative counter value, converted to joules
     power_w: float | None = None
     mig: bool = False
-
-
-Sample = tuple[str, Mapping[str, str], float]  # metric name, labels, value
 
 
 def base_name(name: str) -> str:
@@ -69,8 +67,8 @@ def period_option(options: Mapping[str, str], default_s: float) -> float:
 def dcgm_series(samples: Iterable[Sample], host: str | None = None) -> list[Series]:
     """One series per (host, UUID). MIG rows (GPU_I_ID) repeat the whole GPU's value: keep one."""
     rows: dict[str, dict[str, object]] = {}
-    for name, labels, value in samples:
-        metric = base_name(name)
+    for sample in samples:
+        metric, labels, value = base_name(sample.name), sample.labels, sample.value
         if metric not in (DCGM_ENERGY, DCGM_POWER) or value != value:  # NaN: no data
             continue
         node = labels.get("Hostname") or labels.get("hostname") or labels.get("instance") or ""
@@ -83,10 +81,10 @@ def dcgm_series(samples: Iterable[Sample], host: str | None = None) -> list[Seri
         row.setdefault(field, value / 1000.0 if metric == DCGM_ENERGY else value)
     out = []
     for key, row in rows.items():
-        labels = row["labels"]
-        assert isinstance(labels, Mapping)
+        first = row["labels"]  # the labels of the GPU's first row name it
+        assert isinstance(first, Mapping)
         node = key.split("/", 1)[0]
-        device = f"{labels.get('modelName', 'GPU')} #{labels.get('gpu', '?')}" + (f" @{node}" if node else "")
+        device = f"{first.get('modelName', 'GPU')} #{first.get('gpu', '?')}" + (f" @{node}" if node else "")
         energy, power = row.get("energy_j"), row.get("power_w")
         out.append(Series(key, device, energy, power, bool(row["mig"])))  # type: ignore[arg-type]
     return sorted(out, key=lambda s: s.key)
@@ -95,8 +93,9 @@ def dcgm_series(samples: Iterable[Sample], host: str | None = None) -> list[Seri
 def node_rapl_series(samples: Iterable[Sample], host: str | None = None) -> list[Series]:
     """node_exporter RAPL counters (J): package zones and DRAM, filtered on `path` like local RAPL."""
     out: dict[str, Series] = {}
-    for name, labels, value in samples:
-        m = _NODE_RAPL.match(base_name(name))
+    for sample in samples:
+        labels, value = sample.labels, sample.value
+        m = _NODE_RAPL.match(base_name(sample.name))
         if not m or value != value:
             continue
         zone = m.group(1) or labels.get("rapl_zone", "")  # --collector.rapl.enable-zone-label

@@ -1,4 +1,8 @@
-"""A collector that finds out which server answers, and keeps trying while nothing does."""
+"""A collector that finds out which server answers, and keeps trying while nothing does.
+
+It offers the same contract as a dialect's collector, so the dashboard, exporter and sweep need
+not know whether the dialect is known yet: until it is, busy slots and counters read as None.
+"""
 
 from __future__ import annotations
 
@@ -8,27 +12,19 @@ import httpx
 
 from collectors.errors import SpectopError
 from collectors.http import make_client
-from collectors.servers import detect
-from collectors.servers.llamacpp import LlamaCppCollector
+from collectors.servers.base import ServerCollector, WindowCounters
+from collectors.servers.registry import detect, open_collector
 from collectors.servers.snapshot import ServerSnapshot
 
 
-def _make(url: str, backend: str, client: httpx.AsyncClient):
-    try:
-        from collectors.servers import open_collector  # vLLM and SGLang, where available
-    except ImportError:
-        return LlamaCppCollector(url, client=client)
-    return open_collector(url, backend, client=client)
-
-
 class AutoCollector:
-    """Detects the dialect on first contact (and again after failures), then polls through it."""
+    """Detects the dialect on first contact, then polls through that dialect's collector."""
 
-    def __init__(self, url: str, api_key: str | None = None) -> None:
+    def __init__(self, url: str, api_key: str | None = None, client: httpx.AsyncClient | None = None) -> None:
         self.url = url.rstrip("/")
-        self._client = make_client(api_key)
-        self._inner = None
-        self.backend: str | None = None
+        self._client = client or make_client(api_key)
+        self._inner: ServerCollector | None = None
+        self.backend = "unknown"  # until detected; snapshots of a failed detection say the same
 
     async def poll(self) -> ServerSnapshot:
         if self._inner is None:
@@ -44,11 +40,14 @@ class AutoCollector:
                     error=exc.what,
                     fix=exc.fix,
                 )
-            self._inner = _make(self.url, self.backend, self._client)
+            self._inner = open_collector(self.url, self.backend, client=self._client)
         return await self._inner.poll()
 
     async def busy_slots(self) -> int | None:
         return await self._inner.busy_slots() if self._inner is not None else None
+
+    async def window_counters(self) -> WindowCounters | None:
+        return await self._inner.window_counters() if self._inner is not None else None
 
     async def aclose(self) -> None:
         await self._client.aclose()

@@ -1,19 +1,150 @@
-"""What every server dialect's collector shares: one client, the previous poll, poll = fetch + derive."""
+"""The one contract every server dialect implements, and the helpers the dialects share.
+
+A dialect is one `ServerCollector` subclass: its capabilities are class attributes, `answers()`
+says whether a base URL is that server, `fetch()`/`derive()` make a poll, `busy_slots()` and
+`window_counters()` serve the sweep. `registry.DIALECTS` lists them in detection order.
+
+Pitfalls handled: detection asks every dialect in turn, but each endpoint is fetched once
+(`Probe` caches answers) so detecting costs no more requests than one hand-written probe; a body
+that is not JSON reads as None, never an exception; an HTTP problem is told in one line that
+names the fix (401 always means an API key); a window's ratios are ratios of counter deltas.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
 
 import httpx
 
+from collectors import promtext
 from collectors.http import make_client
+from collectors.servers.series import as_int
 from collectors.servers.snapshot import ServerSnapshot
 
+REFUSED = "refused: the server needs an API key (--api-key or SPECTOP_API_KEY)"
 
-class PolledCollector:
-    """Subclasses implement `fetch()` (never raising for HTTP trouble) and `derive(prev, raw)`."""
 
-    backend = ""
+@dataclass(frozen=True, slots=True)
+class WindowCounters:
+    """One read of a server's cumulative counters; two of them bracket a sweep window.
+
+    None where the dialect has no such counter. `request_steps` / `decode_steps` give the
+    requests the server advanced per decode step over the window: Σ requests over steps, and steps.
+    """
+
+    tokens: float | None = None  # generated tokens
+    drafted: float | None = None  # draft tokens proposed
+    accepted: float | None = None  # draft tokens accepted
+    steps: float | None = None  # verify steps (drafts)
+    request_steps: float | None = None
+    decode_steps: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WindowDelta:
+    """What the server counted between two `WindowCounters` reads; None where either lacks it."""
+
+    tokens: int | None = None
+    drafted: int | None = None
+    accepted: int | None = None
+    steps: int | None = None
+    busy_per_decode: float | None = None  # requests per decode step over the window, not since start
+
+
+def window_delta(before: WindowCounters | None, after: WindowCounters | None) -> WindowDelta:
+    """The window's counts and its requests per decode step (None when no step was decoded)."""
+    if before is None or after is None:
+        return WindowDelta()
+
+    def grew(a: float | None, b: float | None) -> float | None:
+        return None if a is None or b is None else b - a
+
+    decodes = grew(before.decode_steps, after.decode_steps)
+    busy = grew(before.request_steps, after.request_steps)
+    return WindowDelta(
+        tokens=as_int(grew(before.tokens, after.tokens)),
+        drafted=as_int(grew(before.drafted, after.drafted)),
+        accepted=as_int(grew(before.accepted, after.accepted)),
+        steps=as_int(grew(before.steps, after.steps)),
+        busy_per_decode=busy / decodes if busy is not None and decodes is not None and decodes > 0 else None,
+    )
+
+
+class Collector(Protocol):
+    """What the dashboard, exporter and sweep use: a dialect's collector, or one that detects first."""
+
+    url: str
+
+    @property
+    def backend(self) -> str: ...
+
+    async def poll(self) -> ServerSnapshot: ...
+
+    async def busy_slots(self) -> int | None: ...
+
+    async def window_counters(self) -> WindowCounters | None: ...
+
+    async def aclose(self) -> None: ...
+
+
+def json_body(resp: httpx.Response) -> Any:
+    """The JSON of a 200 answer, else None (also when the body is not JSON)."""
+    try:
+        return resp.json() if resp.status_code == 200 else None
+    except ValueError:
+        return None
+
+
+def json_with(resp: httpx.Response, *keys: str) -> bool:
+    """A 200 answer whose JSON object has any of `keys`."""
+    body = json_body(resp)
+    return isinstance(body, dict) and any(k in body for k in keys)
+
+
+def model_owner(resp: httpx.Response) -> str | None:
+    """`owned_by` of the first model in an OpenAI /v1/models answer."""
+    body = json_body(resp)
+    data = body.get("data") if isinstance(body, dict) else None
+    first = data[0] if isinstance(data, list) and data else None
+    owner = first.get("owned_by") if isinstance(first, dict) else None
+    return owner if isinstance(owner, str) else None
+
+
+class Probe:
+    """GETs against one base URL for detection, each path fetched at most once."""
+
+    def __init__(self, url: str, client: httpx.AsyncClient) -> None:
+        self.url = url
+        self._client = client
+        self._answers: dict[str, httpx.Response] = {}
+
+    async def get(self, path: str) -> httpx.Response:
+        """The answer at `path`; transport errors propagate (the caller says the server is unreachable)."""
+        if path not in self._answers:
+            self._answers[path] = await self._client.get(self.url + path)
+        return self._answers[path]
+
+    def refused(self) -> bool:
+        """Some endpoint asked for an API key."""
+        return any(r.status_code == 401 for r in self._answers.values())
+
+
+class ServerCollector:
+    """One server dialect. Subclasses set the capabilities and implement `answers`, `fetch`, `derive`."""
+
+    backend: ClassVar[str]  # the name detection returns and snapshots and sweep rows carry
+    display_name: ClassVar[str]  # the server as people call it, for messages
+    start_hint: ClassVar[str] = "start the server there"  # how to start it, for "cannot reach" fixes
+    default_route: ClassVar[str] = "chat"  # "completion" (llama-server's native route) or "chat"
+    health_endpoint: ClassVar[str] = "/health"
+    load_endpoint: ClassVar[str | None] = None  # live running/waiting requests, where there is one
+    has_window_counters: ClassVar[bool] = False  # `window_counters()` can bracket a sweep window
+    has_per_position: ClassVar[bool] = False  # accepted-per-draft-position counters (survival S_j)
+    has_slots: ClassVar[bool] = False  # per-slot live state (tokens decoded so far per request)
+    # (path, HTTP status) -> what it means and how to fix it; 401 is always an API key
+    http_hints: ClassVar[Mapping[tuple[str, int], str]] = {}
 
     def __init__(
         self,
@@ -24,8 +155,34 @@ class PolledCollector:
         self.url = url.rstrip("/")
         self._client = client or make_client(api_key)
         self._prev: Any = None
+        self._identity: Any = None  # what a dialect reads once per server start (version, config)
+
+    @classmethod
+    async def answers(cls, probe: Probe) -> bool:
+        """Is the server at `probe.url` this dialect? Fetch through `probe`; transport errors propagate."""
+        raise NotImplementedError
+
+    @classmethod
+    def http_problem(cls, resp: httpx.Response, path: str) -> str:
+        """One line for a non-200 answer at `path`: what it means here and how to fix it."""
+        if resp.status_code == 401:
+            return REFUSED
+        return cls.http_hints.get((path, resp.status_code), f"HTTP {resp.status_code}")
+
+    def unreachable(self, exc: Exception) -> tuple[str, str]:
+        """(error, fix) for a poll that could not reach the server."""
+        return f"cannot reach {self.url} ({type(exc).__name__})", f"{self.start_hint}, or pass --server URL"
+
+    async def scrape(self) -> dict[str, list[promtext.Sample]] | None:
+        """/metrics parsed now; None when unreachable, not HTTP 200, or not a metrics page."""
+        try:
+            resp = await self._client.get(self.url + "/metrics")
+            return promtext.parse(resp.text) if resp.status_code == 200 else None
+        except (httpx.TransportError, ValueError):
+            return None
 
     async def fetch(self) -> Any:
+        """One raw poll of the server's endpoints; never raises for HTTP trouble."""
         raise NotImplementedError
 
     def derive(self, prev: Any, raw: Any) -> ServerSnapshot:
@@ -33,6 +190,7 @@ class PolledCollector:
 
     def forget(self) -> None:
         """Drop what is read once per server start (identity, config); called after failures and restarts."""
+        self._identity = None
 
     async def poll(self) -> ServerSnapshot:
         """One snapshot, with window figures against the previous successful poll."""
@@ -43,6 +201,14 @@ class PolledCollector:
         if raw.status != "ok" or snapshot.restarted:
             self.forget()
         return snapshot
+
+    async def busy_slots(self) -> int | None:
+        """Requests running right now, for sampling concurrency; None when the server does not say."""
+        return None
+
+    async def window_counters(self) -> WindowCounters | None:
+        """The cumulative counters now; None when the dialect has none or they cannot be read."""
+        return None
 
     async def aclose(self) -> None:
         await self._client.aclose()

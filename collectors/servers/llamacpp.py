@@ -3,7 +3,8 @@
 Pitfalls handled (reference/llama_server.md): token and speculative counters only move when a
 request finishes, so live tokens/s comes from the slots' `n_decoded`; `n_busy_slots_per_decode`
 is a cumulative average, so the window's value is re-derived from two scrapes; `/props` always
-says `speculative.types: none`, so drafting is read from `/slots`.
+says `speculative.types: none`, so drafting is read from `/slots`; /metrics (501 without
+--metrics) and /slots (501 with --no-slots) may be off, and each says how to turn it on.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from typing import Any
 import httpx
 
 from collectors import promtext
-from collectors.servers.base import PolledCollector
+from collectors.servers.base import Probe, ServerCollector, WindowCounters, json_with, window_delta
+from collectors.servers.series import as_int
 from collectors.servers.snapshot import ServerSnapshot
 
 BACKEND = "llama.cpp"
@@ -71,10 +73,6 @@ class RawPoll:
         return states
 
 
-def _int(value: float | None) -> int | None:
-    return None if value is None else int(round(value))
-
-
 def _delta(prev: float | None, cur: float | None) -> int | None:
     return None if prev is None or cur is None else int(round(cur - prev))
 
@@ -100,8 +98,7 @@ def generated_tokens(prev: RawPoll, cur: RawPoll) -> tuple[int, bool]:
     generated = seen_of_finished = 0
     for slot_id, now in after.items():
         was = before.get(slot_id)
-        same_task = was is not None and was.busy and now.busy and was.task_id == now.task_id
-        if same_task:
+        if was is not None and was.busy and now.busy and was.task_id == now.task_id:  # the same task
             generated += max(0, now.n_decoded - was.n_decoded)
             continue
         if was is not None and was.busy:
@@ -120,9 +117,9 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
     states = cur.slot_states()
     first_slot = (cur.slots or [{}])[0] if cur.slots else {}
     # only slots that have run a task carry params
-    params = next((s["params"] for s in cur.slots or [] if s.get("params")), {})
+    params: dict[str, Any] = next((s["params"] for s in cur.slots or [] if s.get("params")), {})
     spec_types = params.get("speculative.types")
-    base = dict(
+    base: dict[str, Any] = dict(
         url=url,
         backend=BACKEND,
         taken_at_s=cur.t_s,
@@ -137,12 +134,12 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
         n_ctx_slot=first_slot.get("n_ctx") or (props.get("default_generation_settings") or {}).get("n_ctx"),
         drafting=bool(first_slot.get("speculative")) if cur.slots else None,
         spec_types=spec_types,
-        requests_processing=_int(cur.metric("requests_processing")),
-        requests_deferred=_int(cur.metric("requests_deferred")),
-        tokens_predicted_total=_int(cur.metric("tokens_predicted_total")),
-        drafted_total=_int(cur.metric("spec_decode_num_draft_tokens_total")),
-        accepted_total=_int(cur.metric("spec_decode_num_accepted_tokens_total")),
-        steps_total=_int(cur.metric("spec_decode_num_drafts_total")),
+        requests_processing=as_int(cur.metric("requests_processing")),
+        requests_deferred=as_int(cur.metric("requests_deferred")),
+        tokens_predicted_total=as_int(cur.metric("tokens_predicted_total")),
+        drafted_total=as_int(cur.metric("spec_decode_num_draft_tokens_total")),
+        accepted_total=as_int(cur.metric("spec_decode_num_accepted_tokens_total")),
+        steps_total=as_int(cur.metric("spec_decode_num_drafts_total")),
         per_position_total=cur.per_position(),
         metrics_status=cur.metrics_status,
         slots_status=cur.slots_status,
@@ -178,29 +175,46 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
     return ServerSnapshot(**base, **window)
 
 
+def counters(raw: RawPoll) -> WindowCounters:
+    """The cumulative counters of one poll (None where /metrics is off or lacks them)."""
+    n_decode = raw.metric("n_decode_total")
+    busy_mean = raw.metric("n_busy_slots_per_decode")  # Σ busy / n_decode since start
+    return WindowCounters(
+        tokens=raw.metric("tokens_predicted_total"),
+        drafted=raw.metric("spec_decode_num_draft_tokens_total"),
+        accepted=raw.metric("spec_decode_num_accepted_tokens_total"),
+        steps=raw.metric("spec_decode_num_drafts_total"),
+        # undo the running average: Σ busy over all decodes, whose delta gives the window's mean
+        request_steps=busy_mean * n_decode if busy_mean is not None and n_decode is not None else None,
+        decode_steps=n_decode,
+    )
+
+
 def window_busy_per_decode(prev: RawPoll, cur: RawPoll) -> float | None:
-    # The gauge is Σ busy / n_decode since start; undo the average to get this window's value.
-    n0, n1 = prev.metric("n_decode_total"), cur.metric("n_decode_total")
-    a0, a1 = prev.metric("n_busy_slots_per_decode"), cur.metric("n_busy_slots_per_decode")
-    if None in (n0, n1, a0, a1) or n1 <= n0:
-        return None
-    return (a1 * n1 - a0 * n0) / (n1 - n0)
+    """Busy slots averaged over the decodes between two polls."""
+    return window_delta(counters(prev), counters(cur)).busy_per_decode
 
 
-def _http_problem(resp: httpx.Response, what: str) -> str:
-    if resp.status_code == 501 and what == "metrics":
-        return "not available: start the server with --metrics"
-    if resp.status_code == 501 and what == "slots":
-        return "not available: the server was started with --no-slots"
-    if resp.status_code == 401:
-        return "refused: the server needs an API key (--api-key or SPECTOP_API_KEY)"
-    return f"HTTP {resp.status_code}"
-
-
-class LlamaCppCollector(PolledCollector):
+class LlamaCppCollector(ServerCollector):
     """Polls one llama-server; keeps the previous poll so each snapshot has a window."""
 
     backend = BACKEND
+    display_name = "llama-server"
+    start_hint = "start llama-server there"
+    default_route = "completion"  # the native route: exact token counts and timings on every event
+    load_endpoint = "/slots"
+    has_window_counters = True  # with --metrics; they count a request when it finishes
+    has_per_position = True
+    has_slots = True
+    http_hints = {
+        ("/metrics", 501): "not available: start the server with --metrics",
+        ("/slots", 501): "not available: the server was started with --no-slots",
+    }
+
+    @classmethod
+    async def answers(cls, probe: Probe) -> bool:
+        """/props has `build_info` and `total_slots`."""
+        return json_with(await probe.get("/props"), "total_slots", "build_info")
 
     async def fetch(self) -> RawPoll:
         """One raw poll of all four endpoints, concurrently. Never raises for HTTP trouble."""
@@ -214,12 +228,8 @@ class LlamaCppCollector(PolledCollector):
                 get(self.url + "/metrics"),
             )
         except httpx.TransportError as exc:
-            return RawPoll(
-                t_s,
-                status="unreachable",
-                error=f"cannot reach {self.url} ({type(exc).__name__})",
-                fix="start llama-server there, or pass --server URL",
-            )
+            error, fix = self.unreachable(exc)
+            return RawPoll(t_s, status="unreachable", error=error, fix=fix)
         raw = RawPoll(t_s)
         if health.status_code == 503:
             raw.status, raw.error = "loading", "the server is loading its model"
@@ -230,12 +240,12 @@ class LlamaCppCollector(PolledCollector):
         if slots.status_code == 200:
             raw.slots = slots.json()
         else:
-            raw.slots_status = _http_problem(slots, "slots")
+            raw.slots_status = self.http_problem(slots, "/slots")
         if metrics.status_code == 200:
             raw.metrics = promtext.parse(metrics.text)
             raw.process_start = metrics.headers.get("Process-Start-Time-Unix")
         else:
-            raw.metrics_status = _http_problem(metrics, "metrics")
+            raw.metrics_status = self.http_problem(metrics, "/metrics")
         return raw
 
     def derive(self, prev: RawPoll | None, raw: RawPoll) -> ServerSnapshot:
@@ -250,3 +260,8 @@ class LlamaCppCollector(PolledCollector):
         if resp.status_code != 200:
             return None
         return sum(bool(s.get("is_processing")) for s in resp.json())
+
+    async def window_counters(self) -> WindowCounters | None:
+        """/metrics' counters now; None when /metrics is off or unreachable."""
+        metrics = await self.scrape()
+        return None if metrics is None else counters(RawPoll(time.monotonic(), metrics=metrics))

@@ -7,7 +7,9 @@ counters move only when a request finishes, so live tokens/s comes from
 `realtime_tokens_total{mode="decode"}`; scheduler series repeat per tp_rank under
 --enable-metrics-for-all-schedulers (never summed across tp_rank), carry the total under
 priority="" with priority scheduling, and are summed over dp_rank; /v1/loads counts running and
-waiting requests live, with or without --enable-metrics.
+waiting requests live, with or without --enable-metrics. A sweep window is bracketed by what
+SGLang counts: finished requests' generated tokens and verify calls; drafted and accepted counts
+and requests per step have no counter, so they stay None there.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import httpx
 
 from collectors import promtext
 from collectors.servers import series, sglang_json
-from collectors.servers.base import PolledCollector
+from collectors.servers.base import Probe, ServerCollector, WindowCounters, json_body, json_with, model_owner
 from collectors.servers.snapshot import ServerSnapshot
 
 BACKEND = "sglang"
@@ -198,33 +200,46 @@ def restarted(prev: RawPoll, cur: RawPoll) -> bool:
     return a is not None and b is not None and a != b
 
 
-def _http_problem(resp: httpx.Response, what: str) -> str:
-    if resp.status_code == 401:
-        return "refused: the server needs an API key (--api-key or SPECTOP_API_KEY)"
-    if resp.status_code == 404 and what == "metrics":
-        return NO_METRICS
-    if resp.status_code == 404 and what == "loads":
-        return "not available: /v1/loads needs SGLang 0.5.9 or newer"
-    return f"HTTP {resp.status_code}"
+def counters(raw: RawPoll) -> WindowCounters | None:
+    """Tokenizer counters of one poll (they move when a request finishes); None without /metrics."""
+    if raw.metrics is None:
+        return None
+    return WindowCounters(
+        tokens=series.total(raw.metrics, GENERATED), steps=series.total(raw.metrics, VERIFY_CALLS)
+    )
 
 
-class SglangCollector(PolledCollector):
+class SglangCollector(ServerCollector):
     """Polls one SGLang server; keeps the previous poll so each snapshot has a window."""
 
     backend = BACKEND
+    display_name = "SGLang"
+    start_hint = "start SGLang there (python -m sglang.launch_server)"
+    load_endpoint = "/v1/loads"
+    # with --enable-metrics: finished requests' tokens and verify calls only (acceptance is a gauge)
+    has_window_counters = True
+    http_hints = {
+        ("/metrics", 404): NO_METRICS,
+        ("/v1/loads", 404): "not available: /v1/loads needs SGLang 0.5.9 or newer",
+    }
 
-    def __init__(
-        self,
-        url: str,
-        client: httpx.AsyncClient | None = None,
-        api_key: str | None = None,
-    ) -> None:
-        super().__init__(url, client, api_key)
-        self._info: dict[str, Any] | None = None  # /server_info, read once per server start
+    @classmethod
+    async def answers(cls, probe: Probe) -> bool:
+        """/server_info (/get_server_info before 0.5.9) has its spec args and `internal_states`;
+        else /v1/models says `owned_by: sglang`; else /metrics has `sglang:` series."""
+        info = await probe.get("/server_info")
+        if info.status_code == 404:
+            info = await probe.get("/get_server_info")
+        if json_with(info, "speculative_algorithm", "internal_states"):
+            return True
+        if model_owner(await probe.get("/v1/models")) == BACKEND:
+            return True
+        metrics = await probe.get("/metrics")
+        return metrics.status_code == 200 and PREFIX in metrics.text
 
     async def _server_info(self) -> dict[str, Any] | None:
         for path in ("/server_info", "/get_server_info"):  # the second is the pre-0.5.9 name
-            body = sglang_json.body(await self._client.get(self.url + path))
+            body = json_body(await self._client.get(self.url + path))
             if isinstance(body, dict):
                 return body
         return None
@@ -237,27 +252,23 @@ class SglangCollector(PolledCollector):
             health, loads, metrics = await asyncio.gather(
                 get(self.url + "/health"), get(self.url + "/v1/loads"), get(self.url + "/metrics")
             )
-            if self._info is None:
-                self._info = await self._server_info()
+            if self._identity is None:
+                self._identity = await self._server_info()
         except httpx.TransportError as exc:
-            return RawPoll(
-                t_s,
-                status="unreachable",
-                error=f"cannot reach {self.url} ({type(exc).__name__})",
-                fix="start SGLang there (python -m sglang.launch_server), or pass --server URL",
-            )
-        raw = RawPoll(t_s, info=self._info)
+            error, fix = self.unreachable(exc)
+            return RawPoll(t_s, status="unreachable", error=error, fix=fix)
+        raw = RawPoll(t_s, info=self._identity)
         if health.status_code == 503:
             raw.status, raw.error = "loading", "the server is not ready yet (/health answered 503)"
         elif health.status_code != 200:
             raw.status, raw.error = "error", f"/health answered HTTP {health.status_code}"
-        body = sglang_json.body(loads)
+        body = json_body(loads)
         raw.loads = (
             [x for x in body.get("loads") or [] if isinstance(x, dict)] if isinstance(body, dict) else None
         )
-        raw.loads_status = "ok" if raw.loads is not None else _http_problem(loads, "loads")
+        raw.loads_status = "ok" if raw.loads is not None else self.http_problem(loads, "/v1/loads")
         if metrics.status_code != 200:
-            raw.metrics_status = _http_problem(metrics, "metrics")
+            raw.metrics_status = self.http_problem(metrics, "/metrics")
         else:
             try:
                 raw.metrics = promtext.parse(metrics.text)
@@ -268,20 +279,19 @@ class SglangCollector(PolledCollector):
     def derive(self, prev: RawPoll | None, raw: RawPoll) -> ServerSnapshot:
         return derive(prev, raw, self.url)
 
-    def forget(self) -> None:
-        self._info = None
-
     async def busy_slots(self) -> int | None:
         """Requests running right now, from /v1/loads (live), else /metrics; None when neither says."""
         try:
             loads = await self._client.get(self.url + "/v1/loads", params={"include": "core"})
-            body = sglang_json.body(loads)
-            if isinstance(body, dict) and isinstance(body.get("loads"), list):
-                return sum(int(x.get("num_running_reqs") or 0) for x in body["loads"] if isinstance(x, dict))
-            resp = await self._client.get(self.url + "/metrics")
-            if resp.status_code != 200:
-                return None
-            raw = RawPoll(0.0, metrics=promtext.parse(resp.text))
-            return series.as_int(raw.scheduler_total("sglang:num_running_reqs"))
-        except (httpx.TransportError, ValueError):
+        except httpx.TransportError:
             return None
+        body = json_body(loads)
+        if isinstance(body, dict) and isinstance(body.get("loads"), list):
+            ranks = [x for x in body["loads"] if isinstance(x, dict)]
+            return series.as_int(sglang_json.loads_total(ranks, "num_running_reqs")) or 0
+        raw = RawPoll(0.0, metrics=await self.scrape())
+        return series.as_int(raw.scheduler_total("sglang:num_running_reqs"))
+
+    async def window_counters(self) -> WindowCounters | None:
+        """Finished requests' tokens and verify calls now; None without --enable-metrics."""
+        return counters(RawPoll(time.monotonic(), metrics=await self.scrape()))

@@ -7,23 +7,13 @@ reads as None rather than an error (reference/vllm_sglang.md §3.3, §3.7: names
 
 from __future__ import annotations
 
-from typing import Any
-
-import httpx
+from typing import Any, TypeGuard
 
 Info = dict[str, Any] | None
 Loads = list[dict[str, Any]] | None
 
 
-def body(resp: httpx.Response) -> Any:
-    """The JSON of a 200 answer, else None."""
-    try:
-        return resp.json() if resp.status_code == 200 else None
-    except ValueError:
-        return None
-
-
-def _number(value: Any) -> bool:
+def _number(value: Any) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -45,10 +35,10 @@ def loads_total(loads: Loads, key: str) -> float | None:
 
 def loads_spec(loads: Loads, key: str) -> float | None:
     """`speculative.<key>` over DP ranks, weighted by running requests; zeros mean "not measured"."""
-    rows = [
+    pairs = [
         ((load.get("speculative") or {}).get(key), load.get("num_running_reqs") or 0) for load in loads or []
     ]
-    rows = [(v, w if _number(w) else 0) for v, w in rows if _number(v) and v > 0]
+    rows = [(v, w if _number(w) else 0) for v, w in pairs if _number(v) and v > 0]
     if not rows:
         return None
     weight = sum(w for _, w in rows)
@@ -91,6 +81,7 @@ def slots_total(loads: Loads, info: Info) -> int | None:
         for s in (info or {}).get("internal_states") or []
         if isinstance(s, dict)
     ]
-    if per_dp and all(isinstance(v, int) for v in per_dp):
-        return sum(per_dp)
+    counts = [v for v in per_dp if isinstance(v, int)]
+    if per_dp and len(counts) == len(per_dp):
+        return sum(counts)
     return int_field(info, "max_running_requests")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from collectors import ledger
+
 
 @dataclass(frozen=True, slots=True)
 class ServerSnapshot:
@@ -53,34 +55,34 @@ class ServerSnapshot:
     def acceptance(self) -> float | None:
         """Accepted over drafted in the window, else since start; None when nothing was drafted."""
         if self.window_drafted:
-            return (self.window_accepted or 0) / self.window_drafted
+            return ledger.acceptance(self.window_drafted, self.window_accepted or 0)
         if self.drafted_total:
-            return (self.accepted_total or 0) / self.drafted_total
+            return ledger.acceptance(self.drafted_total, self.accepted_total or 0)
         return None
 
     @property
     def mean_advance(self) -> float | None:
         """G = 1 + accepted/steps, over the window if it had steps, else since start."""
         if self.window_steps:
-            return 1.0 + (self.window_accepted or 0) / self.window_steps
+            return ledger.mean_committed_advance(self.window_accepted or 0, self.window_steps)
         if self.steps_total:
-            return 1.0 + (self.accepted_total or 0) / self.steps_total
+            return ledger.mean_committed_advance(self.accepted_total or 0, self.steps_total)
         return None
 
     @property
     def verified_width(self) -> float | None:
         """Mean positions verified per step: 1 + drafted/steps."""
         if self.window_steps:
-            return 1.0 + (self.window_drafted or 0) / self.window_steps
+            return ledger.mean_verified_width(self.window_drafted or 0, self.window_steps)
         if self.steps_total:
-            return 1.0 + (self.drafted_total or 0) / self.steps_total
+            return ledger.mean_verified_width(self.drafted_total or 0, self.steps_total)
         return None
 
     @property
     def survival(self) -> tuple[float, ...]:
         """Per-position acceptance S_j = accepted at position j / steps (window, else since start)."""
         if self.window_steps and self.window_per_position:
-            return tuple(c / self.window_steps for c in self.window_per_position)
+            return tuple(ledger.survival_from_positions(self.window_per_position, self.window_steps))
         if self.steps_total and self.per_position_total:
-            return tuple(c / self.steps_total for c in self.per_position_total)
+            return tuple(ledger.survival_from_positions(self.per_position_total, self.steps_total))
         return ()

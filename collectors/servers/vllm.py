@@ -5,7 +5,8 @@ data-parallel rank) and `model_name` labels, so counters are summed over label s
 ratio; the counters move on every engine step, so the window needs no per-request bookkeeping;
 a restart shows as a new `*_created` stamp, or (multiprocess mode, no stamps) as a counter going
 backwards; spec series exist only when spec decoding is configured, and `--disable-log-stats`
-removes every engine series.
+removes every engine series. A sweep window's requests per step is the sum over engines (each
+engine steps on its own), so a data-parallel server running B requests reads B, not B/engines.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import httpx
 
 from collectors import promtext
 from collectors.servers import series
-from collectors.servers.base import PolledCollector
+from collectors.servers.base import Probe, ServerCollector, WindowCounters, json_body, model_owner
 from collectors.servers.snapshot import ServerSnapshot
 
 BACKEND = "vllm"
@@ -192,34 +193,42 @@ def requests_per_step(prev: RawPoll, cur: RawPoll) -> float | None:
     return observed / steps
 
 
-def _http_problem(resp: httpx.Response) -> str:
-    if resp.status_code == 401:
-        return "refused: the server needs an API key (--api-key or SPECTOP_API_KEY)"
-    if resp.status_code == 404:
-        return "not found (HTTP 404): is --server the vLLM API server's port?"
-    return f"HTTP {resp.status_code}"
-
-
-def _json(resp: httpx.Response) -> Any:
-    try:
-        return resp.json() if resp.status_code == 200 else None
-    except ValueError:
+def counters(raw: RawPoll) -> WindowCounters | None:
+    """The engine counters of one poll, summed over engines; None without engine series."""
+    if raw.metrics is None or not any(n.startswith(PREFIX) for n in raw.metrics):
         return None
+    name = raw.step_latency_name()
+    engines = len(series.series(raw.metrics, STEPS_HISTOGRAM))
+    steps = raw.total(STEPS_HISTOGRAM)
+    return WindowCounters(
+        tokens=raw.total(GENERATED),  # every emitted token, counted each engine step
+        drafted=raw.total(DRAFT_TOKENS),
+        accepted=raw.total(ACCEPTED),
+        steps=raw.total(DRAFTS),
+        request_steps=raw.total(name) if name else None,
+        # steps per engine: requests per step then adds up over engines that step in parallel
+        decode_steps=steps / engines if steps is not None and engines else None,
+    )
 
 
-class VllmCollector(PolledCollector):
+class VllmCollector(ServerCollector):
     """Polls one vLLM server; keeps the previous poll so each snapshot has a window."""
 
     backend = BACKEND
+    display_name = "vLLM"
+    start_hint = "start vLLM there (vllm serve MODEL)"
+    load_endpoint = None  # running and waiting requests are gauges on /metrics
+    has_window_counters = True  # unless --disable-log-stats
+    has_per_position = True
+    http_hints = {("/metrics", 404): "not found (HTTP 404): is --server the vLLM API server's port?"}
 
-    def __init__(
-        self,
-        url: str,
-        client: httpx.AsyncClient | None = None,
-        api_key: str | None = None,
-    ) -> None:
-        super().__init__(url, client, api_key)
-        self._identity: dict[str, Any] | None = None  # version, models, config: read once per start
+    @classmethod
+    async def answers(cls, probe: Probe) -> bool:
+        """/v1/models says `owned_by: vllm`, else /metrics has `vllm:` series (unless --disable-log-stats)."""
+        if model_owner(await probe.get("/v1/models")) == BACKEND:
+            return True
+        metrics = await probe.get("/metrics")
+        return metrics.status_code == 200 and PREFIX in metrics.text
 
     async def fetch(self) -> RawPoll:
         """One raw poll; the identity endpoints are read on the first poll and after a restart."""
@@ -234,17 +243,13 @@ class VllmCollector(PolledCollector):
                     get(self.url + "/server_info", params={"config_format": "json"}),
                 )
                 self._identity = dict(
-                    version=(_json(version) or {}).get("version"),
-                    models=(_json(models) or {}).get("data"),
-                    config=(_json(info) or {}).get("vllm_config"),
+                    version=(json_body(version) or {}).get("version"),
+                    models=(json_body(models) or {}).get("data"),
+                    config=(json_body(info) or {}).get("vllm_config"),
                 )
         except httpx.TransportError as exc:
-            return RawPoll(
-                t_s,
-                status="unreachable",
-                error=f"cannot reach {self.url} ({type(exc).__name__})",
-                fix="start vLLM there (vllm serve MODEL), or pass --server URL",
-            )
+            error, fix = self.unreachable(exc)
+            return RawPoll(t_s, status="unreachable", error=error, fix=fix)
         raw = RawPoll(t_s)
         identity = self._identity
         raw.version = identity["version"] if isinstance(identity["version"], str) else None
@@ -256,7 +261,7 @@ class VllmCollector(PolledCollector):
                 f"/health answered HTTP {health.status_code}: the engine is not healthy",
             )
         if metrics.status_code != 200:
-            raw.metrics_status = _http_problem(metrics)
+            raw.metrics_status = self.http_problem(metrics, "/metrics")
             return raw
         try:
             raw.metrics = promtext.parse(metrics.text)
@@ -270,17 +275,10 @@ class VllmCollector(PolledCollector):
     def derive(self, prev: RawPoll | None, raw: RawPoll) -> ServerSnapshot:
         return derive(prev, raw, self.url)
 
-    def forget(self) -> None:
-        self._identity = None
-
     async def busy_slots(self) -> int | None:
         """Requests running right now (summed over engines); None when /metrics does not say."""
-        try:
-            resp = await self._client.get(self.url + "/metrics")
-            return (
-                series.as_int(series.total(promtext.parse(resp.text), RUNNING))
-                if resp.status_code == 200
-                else None
-            )
-        except (httpx.TransportError, ValueError):
-            return None
+        return series.as_int(series.total(await self.scrape(), RUNNING))
+
+    async def window_counters(self) -> WindowCounters | None:
+        """The engine counters now; None when /metrics is unreadable or has no engine series."""
+        return counters(RawPoll(time.monotonic(), metrics=await self.scrape()))

@@ -1,4 +1,9 @@
-"""One measured window: warm-up, B concurrent streamed requests, the server's counters around it."""
+"""One measured window: warm-up, B concurrent streamed requests, the server's counters around it.
+
+Pitfalls handled: the server's counters are read through its dialect's `window_counters()`, so the
+concurrency and other-traffic checks work on every dialect that has counters (and are left to the
+busy samples on one that has none); a throttled meter's stale mark does not stretch the window.
+"""
 
 from __future__ import annotations
 
@@ -12,12 +17,11 @@ from typing import Any
 import httpx
 import numpy as np
 
-from collectors import latency
-from collectors.client import RequestSpec, stream_request
+from collectors import latency, ledger
+from collectors.client import RequestSpec, sample_busy, stream_request
 from collectors.meters.base import MeterReading
 from collectors.model import RequestRecord
-from collectors.servers import Collector
-from collectors.servers.llamacpp import LlamaCppCollector, RawPoll, window_busy_per_decode
+from collectors.servers.base import Collector, WindowCounters, window_delta
 
 MARK_TOLERANCE_S = 0.25  # a mark further than this from the window's edge is not that edge
 
@@ -30,21 +34,11 @@ class Window:
     t1_s: float
     records: list[RequestRecord]
     busy_samples: list[int] = field(default_factory=list)
-    before: RawPoll | None = None
-    after: RawPoll | None = None
+    before: WindowCounters | None = None  # the server's counters just before the first send
+    after: WindowCounters | None = None  # and just after the last completion
     cancelled: bool = False
     energy_t0_s: float | None = None  # meter marks around the window, where the meter was read
     energy_t1_s: float | None = None
-
-
-async def _sample_busy(collector: Collector | None, samples: list[int], period_s: float = 0.05) -> None:
-    if collector is None:
-        return
-    while True:
-        busy = await collector.busy_slots()
-        if busy is not None:
-            samples.append(busy)
-        await asyncio.sleep(period_s)
 
 
 async def warm_up(client: httpx.AsyncClient, url: str, spec: RequestSpec) -> None:
@@ -66,11 +60,9 @@ async def measure(
     `mark` reads the meter just before the first send and just after the last completion, so
     the energy window has exact ends on a counter meter.
     """
-    # llama-server's counters bracket the window; other dialects only say how busy they are
-    counters = collector if isinstance(collector, LlamaCppCollector) else None
-    before = await counters.fetch() if counters else None
+    before = await collector.window_counters() if collector else None
     busy: list[int] = []
-    sampler = asyncio.create_task(_sample_busy(collector, busy))
+    sampler = asyncio.create_task(sample_busy(collector.busy_slots, busy, 0.05)) if collector else None
     mark0 = await asyncio.to_thread(mark) if mark else None
     t0 = time.monotonic()
     tasks = [asyncio.create_task(stream_request(client, url, s, tag=tag)) for s in specs]
@@ -83,24 +75,26 @@ async def measure(
                 t.cancel()
             break
     await asyncio.gather(*tasks, return_exceptions=True)
-    sampler.cancel()
+    if sampler:
+        sampler.cancel()
     records: list[RequestRecord] = []
     errors: list[BaseException] = []
     for t in tasks:
         if t.cancelled():
             continue
-        if t.exception() is not None:
-            errors.append(t.exception())
+        error = t.exception()
+        if error is not None:
+            errors.append(error)
         else:
             records.append(t.result())
     if errors and not records:
         raise errors[0]
     t1 = max((r.t_done_s for r in records), default=time.monotonic())
     mark1 = await asyncio.to_thread(mark) if mark and not cancelled else None
-    after = await counters.fetch() if counters and not cancelled else None
+    after = await collector.window_counters() if collector and not cancelled else None
     # a throttled meter (a remote exporter) answers a mark with an old reading: then interpolate
-    fresh0 = mark0 is not None and 0 <= t0 - mark0.t_s < MARK_TOLERANCE_S
-    fresh1 = mark1 is not None and 0 <= mark1.t_s - t1 < MARK_TOLERANCE_S
+    t_mark0 = mark0.t_s if mark0 is not None and 0 <= t0 - mark0.t_s < MARK_TOLERANCE_S else None
+    t_mark1 = mark1.t_s if mark1 is not None and 0 <= mark1.t_s - t1 < MARK_TOLERANCE_S else None
     return Window(
         t0,
         t1,
@@ -109,8 +103,8 @@ async def measure(
         before,
         after,
         cancelled,
-        energy_t0_s=mark0.t_s if fresh0 else None,
-        energy_t1_s=mark1.t_s if fresh1 else None,
+        energy_t0_s=t_mark0,
+        energy_t1_s=t_mark1,
     )
 
 
@@ -134,9 +128,9 @@ def window_figures(window: Window) -> dict[str, Any]:
         "drafted": drafted,
         "accepted": accepted,
         "steps": steps,
-        "acceptance": accepted / drafted if drafted else None,
-        "mean_advance": 1 + accepted / steps if steps else None,
-        "verified_width": 1 + drafted / steps if steps else None,
+        "acceptance": ledger.acceptance(drafted, accepted),
+        "mean_advance": ledger.mean_committed_advance(accepted, steps),
+        "verified_width": ledger.mean_verified_width(drafted, steps),
         "concurrency_mean": statistics.fmean(window.busy_samples) if window.busy_samples else None,
         "concurrency_max": max(window.busy_samples) if window.busy_samples else None,
         "ttft_ms_p50": _pct(ttfts, 50),
@@ -147,7 +141,15 @@ def window_figures(window: Window) -> dict[str, Any]:
         "step_gap_ms_p95": _pct(step_gaps, 95),
         "step_gap_ms_p99": _pct(step_gaps, 99),
     }
-    figures.update(_server_deltas(window.before, window.after))
+    # the server's own counts (llama-server and SGLang count a request when it ends)
+    server = window_delta(window.before, window.after)
+    figures.update(
+        server_tokens=server.tokens,
+        server_drafted=server.drafted,
+        server_accepted=server.accepted,
+        server_steps=server.steps,
+        server_busy_per_decode=server.busy_per_decode,
+    )
     if figures["server_busy_per_decode"] is not None:
         # busy slots averaged over every decode of the window: the batch the server actually ran
         figures["concurrency_mean"] = figures["server_busy_per_decode"]
@@ -167,22 +169,3 @@ def window_figures(window: Window) -> dict[str, Any]:
         for r in records
     ]
     return figures
-
-
-def _server_deltas(before: RawPoll | None, after: RawPoll | None) -> dict[str, Any]:
-    """The server's own counters over the window (llama-server counts a request when it ends)."""
-    names = {
-        "server_tokens": "tokens_predicted_total",
-        "server_drafted": "spec_decode_num_draft_tokens_total",
-        "server_accepted": "spec_decode_num_accepted_tokens_total",
-        "server_steps": "spec_decode_num_drafts_total",
-    }
-    out: dict[str, Any] = dict.fromkeys([*names, "server_busy_per_decode"])
-    if before is None or after is None:
-        return out  # not llama-server: the server's counters are not read
-    for key, metric in names.items():
-        a, b = before.metric(metric), after.metric(metric)
-        if a is not None and b is not None:
-            out[key] = int(round(b - a))
-    out["server_busy_per_decode"] = window_busy_per_decode(before, after)
-    return out

@@ -16,7 +16,7 @@ from collectors.errors import SpectopError
 from collectors.http import STREAM_TIMEOUT, make_client
 from collectors.meters.sampler import Sampler
 from collectors.model import RequestRecord
-from collectors.servers import LlamaCppCollector, detect, open_collector
+from collectors.servers import default_route, detect, open_collector
 from collectors.sweep import checks, measure
 from collectors.sweep.arms import ArmPool, ArmSpec
 from collectors.sweep.plan import PointKey, SweepPlan
@@ -98,15 +98,19 @@ class _Sweep:
         self.meter = asdict(sampler.meter.info) if sampler else None
 
     async def _identify(self, arm: str, url: str) -> dict[str, Any]:
+        """The arm's server as the sweep rows record it: one poll through its dialect's collector."""
         async with _client(self.api_key) as client:
             backend = await detect(url, client)
-            info: dict[str, Any] = {"url": url, "backend": backend, "command": self.pool.arms[arm].command}
-            if backend == "llama.cpp":
-                snap = await LlamaCppCollector(url, client=client).poll()
-                info.update(
-                    build=snap.build, model=snap.model, drafting=snap.drafting, slots_total=snap.slots_total
-                )
-            return info
+            snap = await open_collector(url, backend, client=client).poll()
+            return {
+                "url": url,
+                "backend": backend,
+                "command": self.pool.arms[arm].command,
+                "build": snap.build,
+                "model": snap.model,
+                "drafting": snap.drafting,
+                "slots_total": snap.slots_total,
+            }
 
     def ready(self, key: PointKey) -> str:
         starts = self.pool.starts
@@ -125,7 +129,7 @@ class _Sweep:
         return window.power_w
 
     def specs(self, batch: int, backend: str, tokens: int) -> list[RequestSpec]:
-        route = self.plan.route or ("completion" if backend == "llama.cpp" else "chat")
+        route = self.plan.route or default_route(backend)
         return [
             RequestSpec(
                 prompt=self.plan.prompts.for_request(i),

@@ -18,7 +18,7 @@ import httpx
 
 from collectors.client import RequestSpec, stream_request
 from collectors.launch import ServerProcess, find_llama_server, free_port, llama_server_argv
-from collectors.servers import LlamaCppCollector
+from collectors.servers.llamacpp import LlamaCppCollector
 from collectors.tinymodels import write_model_pair
 
 

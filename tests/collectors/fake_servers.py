@@ -208,9 +208,25 @@ vllm:inter_token_latency_seconds_sum{engine="0",model_name="meta-llama/Llama-3.1
 """
 
 
+def chat_stream(tokens: int) -> bytes:
+    """A streamed chat answer of `tokens` one-token chunks with continuous usage, then [DONE]."""
+    chunks = [
+        {
+            "model": MODEL,
+            "choices": [{"index": 0, "delta": {"content": f"t{i} "}, "finish_reason": None}],
+            "usage": {"prompt_tokens": 12, "completion_tokens": i, "total_tokens": 12 + i},
+        }
+        for i in range(1, tokens + 1)
+    ]
+    chunks[-1]["choices"][0]["finish_reason"] = "length"
+    lines = [f"data: {json.dumps(c)}\n\n" for c in chunks] + ["data: [DONE]\n\n"]
+    return "".join(lines).encode()
+
+
 @dataclass
 class FakeVllm:
-    """A vLLM server whose counters grow by `step` on every /metrics scrape."""
+    """A vLLM server whose counters grow by `step` on every /metrics scrape, and by `per_request`
+    (on engine 0) for every chat completion it streams (`answer_tokens` tokens long)."""
 
     engines: list[VllmEngine]
     step: list[VllmEngine] = field(default_factory=list)
@@ -222,12 +238,18 @@ class FakeVllm:
     spec_config: dict | None = field(
         default_factory=lambda: {"method": "eagle3", "num_speculative_tokens": 3}
     )
+    per_request: VllmEngine | None = None
+    answer_tokens: int = 16
     hits: dict[str, int] = field(default_factory=dict)
 
     def __call__(self, path: str, query: dict[str, str]) -> Answer:
         self.hits[path] = self.hits.get(path, 0) + 1
         if path == "/health":
             return 200, "text/plain", b""
+        if path == "/v1/chat/completions":
+            if self.per_request is not None:
+                self.engines = [self.engines[0].plus(self.per_request), *self.engines[1:]]
+            return 200, "text/event-stream", chat_stream(self.answer_tokens)
         if path == "/version":
             return json_answer({"version": "0.33.0"})
         if path == "/v1/models":

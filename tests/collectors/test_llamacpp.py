@@ -7,6 +7,7 @@ import pytest
 
 from collectors import promtext
 from collectors.servers import llamacpp
+from collectors.servers.base import window_delta
 from tests.fixtures import PREFIXES, read_json, read_text
 
 URL = "http://127.0.0.1:8080"
@@ -167,3 +168,28 @@ async def test_loading_and_unreachable():
     assert loading.status == "loading"
     gone = await llamacpp.LlamaCppCollector("http://127.0.0.1:9").poll()
     assert gone.status == "unreachable" and "--server" in gone.fix
+
+
+async def test_window_counters_give_the_same_window_as_two_snapshots():
+    pages = iter(["before", "busy"])
+
+    def metrics(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, text=read_text(f"draft-simple.metrics.{next(pages)}.txt"))
+
+    collector = llamacpp.LlamaCppCollector(
+        URL, client=httpx.AsyncClient(transport=httpx.MockTransport(metrics))
+    )
+    window = window_delta(await collector.window_counters(), await collector.window_counters())
+    snap = llamacpp.derive(
+        raw("draft-simple", "before", "idle", 0.0), raw("draft-simple", "busy", "busy", 1.0), URL
+    )
+    assert (window.drafted, window.accepted, window.steps) == (72, 64, 36)
+    assert (window.drafted, window.accepted, window.steps) == (
+        snap.window_drafted,
+        snap.window_accepted,
+        snap.window_steps,
+    )
+    assert window.tokens == 616 - 424  # finished requests only: llama-server counts at the end
+    assert window.busy_per_decode == snap.busy_slots_per_decode == pytest.approx((1.00192 * 521 - 351) / 170)
+    off = llamacpp.LlamaCppCollector(URL, client=fake_server(metrics_status=501))
+    assert await off.window_counters() is None

@@ -6,13 +6,10 @@ import httpx
 import pytest
 
 from collectors.errors import SpectopError
-from collectors.servers import (
-    LlamaCppCollector,
-    SglangCollector,
-    VllmCollector,
-    detect,
-    open_collector,
-)
+from collectors.servers import default_route, detect, dialect, open_collector
+from collectors.servers.llamacpp import LlamaCppCollector
+from collectors.servers.sglang import SglangCollector
+from collectors.servers.vllm import VllmCollector
 from tests.collectors.fake_servers import FakeVllm, VllmEngine, mock_client
 from tests.collectors.fake_sglang import FakeSglang, SglangRank
 from tests.fixtures import read_json
@@ -55,7 +52,7 @@ async def test_detect_vllm_from_metrics_alone():
 
 async def test_detect_refuses_an_unknown_server():
     async with mock_client(lambda path, query: (200, "text/html", b"<html>hello</html>")) as client:
-        with pytest.raises(SpectopError, match="not as llama-server, vLLM or SGLang"):
+        with pytest.raises(SpectopError, match="not as llama-server, SGLang or vLLM"):
             await detect(URL, client)
 
 
@@ -72,3 +69,26 @@ async def test_open_collector(backend, cls):
 def test_open_collector_refuses_unknown_backends():
     with pytest.raises(SpectopError, match="no collector"):
         open_collector(URL, "tgi")
+
+
+def test_each_dialect_names_its_route_and_capabilities():
+    assert [default_route(b) for b in ("llama.cpp", "vllm", "sglang")] == ["completion", "chat", "chat"]
+    assert default_route("unknown") == "chat"  # a failed detection still probes over OpenAI chat
+    assert dialect("llama.cpp").load_endpoint == "/slots" and dialect("sglang").load_endpoint == "/v1/loads"
+    assert dialect("vllm").load_endpoint is None  # running requests are a /metrics gauge
+    assert all(dialect(b).has_window_counters for b in ("llama.cpp", "vllm", "sglang"))
+    with pytest.raises(SpectopError, match="spectop reads llama-server, SGLang and vLLM"):
+        dialect("tgi")
+
+
+async def test_detect_asks_for_an_api_key_when_every_endpoint_refuses():
+    async with mock_client(lambda path, query: (401, "application/json", b'{"error":"no key"}')) as client:
+        with pytest.raises(SpectopError, match="needs an API key"):
+            await detect(URL, client)
+
+
+async def test_detect_fetches_each_endpoint_once():
+    fake = FakeVllm([VllmEngine()])
+    async with mock_client(fake) as client:
+        assert await detect(URL, client) == "vllm"
+    assert fake.hits and all(n == 1 for n in fake.hits.values())

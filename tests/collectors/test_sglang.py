@@ -8,6 +8,7 @@ import pytest
 
 from collectors import export, promtext
 from collectors.servers import sglang
+from collectors.servers.base import window_delta
 from tests.collectors.fake_servers import MODEL, mock_client
 from tests.collectors.fake_sglang import (
     SGLANG_REFERENCE_PAGE,
@@ -163,3 +164,15 @@ def test_odd_json_fields_read_as_unknown():
     assert snap.model == "/models/x" and snap.build is None and snap.n_ctx_slot is None
     assert snap.slots_total is None and snap.slots_busy is None and snap.mean_advance is None
     assert snap.drafting is True and snap.spec_types == "EAGLE"
+
+
+async def test_window_counters_bracket_finished_requests_tokens_and_verify_calls():
+    fake = FakeSglang([R0], TOK, tok_step=SglangTokenizer(40, 8, 10, 0))
+    collector = sglang.SglangCollector(URL, client=mock_client(fake))
+    before, after = await collector.window_counters(), await collector.window_counters()
+    window = window_delta(before, after)
+    assert (window.tokens, window.steps) == (48, 10)  # streaming and plain requests both count
+    # acceptance is a 40-iteration gauge and nothing counts requests per step: no counter to bracket
+    assert window.drafted is None and window.accepted is None and window.busy_per_decode is None
+    metricless = sglang.SglangCollector(URL, client=mock_client(FakeSglang([R0], TOK, enable_metrics=False)))
+    assert await metricless.window_counters() is None

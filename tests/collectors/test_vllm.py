@@ -188,3 +188,11 @@ async def test_metrics_refused_is_reported():
 async def test_unreachable():
     snap = await vllm.VllmCollector("http://127.0.0.1:9").poll()
     assert snap.status == "unreachable" and "vllm serve" in snap.fix
+
+
+async def test_window_counters_need_the_engine_series():
+    fake = FakeVllm([VllmEngine(generated=100, drafts=10, draft_tokens=30, accepted=20, per_pos=(9, 7, 4))])
+    counters = await vllm.VllmCollector(URL, client=mock_client(fake)).window_counters()
+    assert counters is not None and (counters.tokens, counters.drafted, counters.accepted) == (100, 30, 20)
+    stats_off = FakeVllm([VllmEngine()], stats_off=True)
+    assert await vllm.VllmCollector(URL, client=mock_client(stats_off)).window_counters() is None

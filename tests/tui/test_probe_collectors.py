@@ -1,27 +1,38 @@
-"""`spectop probe` samples the server's busy count through that server's own collector."""
+"""`spectop probe` samples the server's busy count through that server's own collector, and sends
+its request on that dialect's default route."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 
+import httpx
 import pytest
 
-from tests.collectors.fake_servers import FakeVllm, VllmEngine
+from tests.collectors.fake_servers import Answer, FakeVllm, VllmEngine
 from tests.collectors.fake_sglang import FakeSglang, SglangRank
+from tests.fixtures import read_json
 from tests.tui.test_snapshot_cli import serving
 from tui.commands import probe
 
 
+def fake_llama(path: str, query: dict[str, str]) -> Answer:
+    if path in ("/props", "/slots"):
+        name = "draft-simple.props.json" if path == "/props" else "draft-simple.slots.busy.json"
+        return 200, "application/json", httpx.Response(200, json=read_json(name)).content
+    return 404, "text/plain", b"File Not Found"
+
+
 @pytest.mark.parametrize(
-    ("fake", "dialect", "busy"),
+    ("fake", "dialect", "route", "busy"),
     [
-        (FakeVllm([VllmEngine(running=3), VllmEngine(running=4)]), "vllm", 7),
-        (FakeSglang([SglangRank(running=5), SglangRank(running=1)]), "sglang", 6),
+        (fake_llama, "llama.cpp", "completion", 2),
+        (FakeVllm([VllmEngine(running=3), VllmEngine(running=4)]), "vllm", "chat", 7),
+        (FakeSglang([SglangRank(running=5), SglangRank(running=1)]), "sglang", "chat", 6),
     ],
-    ids=["vllm", "sglang"],
+    ids=["llama", "vllm", "sglang"],
 )
-def test_probe_busy_count_per_dialect(fake, dialect, busy, monkeypatch):
+def test_probe_busy_count_per_dialect(fake, dialect, route, busy, monkeypatch):
     seen: dict[str, object] = {}
 
     async def fake_stream(client, url, spec, busy_probe=None, tag=None):
@@ -32,4 +43,4 @@ def test_probe_busy_count_per_dialect(fake, dialect, busy, monkeypatch):
     with serving(fake) as url:
         args = argparse.Namespace(server=url, api_key=None, tokens=8, prompt="hi", route=None)
         assert asyncio.run(probe.send(args)) == "record"
-    assert seen == {"dialect": dialect, "route": "chat", "busy": busy}
+    assert seen == {"dialect": dialect, "route": route, "busy": busy}

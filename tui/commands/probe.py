@@ -16,7 +16,7 @@ from collectors.fmt import num, pct
 from collectors.http import STREAM_TIMEOUT, make_client
 from collectors.meters import sampling
 from collectors.model import RequestRecord
-from collectors.servers import check_url, detect, open_collector
+from collectors.servers import check_url, default_route, detect, open_collector
 from tui.commands import Subparsers
 from tui.commands._common import (
     add_api_key_option,
@@ -65,7 +65,7 @@ async def send(args: argparse.Namespace) -> RequestRecord:
     client = make_client(api_key(args), STREAM_TIMEOUT)
     try:
         backend = await detect(url, client)
-        route = args.route or ("completion" if backend == "llama.cpp" else "chat")
+        route = args.route or default_route(backend)
         spec = RequestSpec(prompt=args.prompt, max_tokens=args.tokens, route=route, dialect=backend)
         busy = open_collector(url, backend, client=client).busy_slots
         return await stream_request(client, url, spec, busy_probe=busy, tag="probe")

@@ -9,6 +9,8 @@ from collectors.errors import MeterUnavailable
 from collectors.meters import METER_SPEC_HELP, choose_meter, describe_meters, open_meter, parse_spec
 from collectors.meters.base import MeterInfo, MeterReading
 from collectors.meters.doctor import check_server, format_report, run_doctor
+from tests.collectors.fake_servers import FakeVllm, VllmEngine, mock_client
+from tests.collectors.fake_sglang import FakeSglang, SglangRank
 from tests.collectors.meters.fakes import this_machine_has_a_meter
 
 
@@ -156,31 +158,68 @@ def test_doctor_with_nothing_working_is_not_ok():
     assert not bad.ok and "unknown meter" in bad.rows[0].message
 
 
-def test_server_check():
+def async_client(handler) -> httpx.AsyncClient:
+    return httpx.AsyncClient(transport=httpx.MockTransport(handler))
+
+
+def test_server_check_detects_the_dialect_and_checks_its_own_endpoints():
     def llama(request):
         if request.url.path == "/health":
             return httpx.Response(200, json={"status": "ok"})
+        if request.url.path == "/slots":
+            return httpx.Response(501, json={"error": {"message": "This server does not support slots"}})
         return httpx.Response(200, json={"model_path": "/models/qwen.gguf", "build_info": "b5000"})
 
-    rows = check_server("http://srv:8080/", httpx.Client(transport=httpx.MockTransport(llama)))
+    rows = check_server("http://srv:8080/", async_client(llama))
     assert [(r.name, r.status) for r in rows] == [
+        ("http://srv:8080", "ok"),
         ("http://srv:8080/health", "ok"),
-        ("http://srv:8080/props", "ok"),
+        ("http://srv:8080/slots", "skipped"),
     ]
+    assert "llama-server" in rows[0].message and "llama.cpp" in rows[0].message
+    assert "--no-slots" in rows[2].fix
 
-    def vllm(request):
-        return httpx.Response(200 if request.url.path == "/health" else 404, text="")
+    rows = check_server("http://srv:8000", mock_client(FakeVllm([VllmEngine()])))
+    assert [(r.name, r.status) for r in rows] == [("http://srv:8000", "ok"), ("http://srv:8000/health", "ok")]
+    assert "vLLM" in rows[0].message  # no load endpoint: vLLM's running requests are on /metrics
 
-    rows = check_server("http://srv:8000", httpx.Client(transport=httpx.MockTransport(vllm)))
-    assert [r.status for r in rows] == ["ok", "skipped"]
+    rows = check_server("http://srv:30000", mock_client(FakeSglang([SglangRank()])))
+    assert [r.name for r in rows] == [
+        "http://srv:30000",
+        "http://srv:30000/health",
+        "http://srv:30000/v1/loads",
+    ]
+    assert all(r.status == "ok" for r in rows) and "SGLang" in rows[0].message
 
+
+def test_server_check_failures_say_how_to_fix_them():
     def loading(request):
         return httpx.Response(503, json={"error": {"message": "Loading model"}})
 
-    rows = check_server("http://srv:8080", httpx.Client(transport=httpx.MockTransport(loading)))
+    rows = check_server("http://srv:8080", async_client(loading))
     assert rows[0].status == "failed" and "503" in rows[0].message and "loading" in rows[0].fix
+    assert rows[1].status == "failed" and "not as llama-server" in rows[1].message and rows[1].fix
+
+    def needs_key(request):
+        return httpx.Response(200 if request.url.path == "/health" else 401, text="")
+
+    rows = check_server("http://srv:8080", async_client(needs_key))
+    assert rows[-1].status == "failed" and "API key" in rows[-1].message and "--api-key" in rows[-1].fix
     rows = check_server("http://127.0.0.1:9")
     assert len(rows) == 1 and rows[0].status == "failed" and "start the server" in rows[0].fix
+    rows = check_server("localhost:8080")
+    assert rows[0].status == "failed" and "--server http://" in rows[0].fix
+
+
+def test_server_check_shows_only_a_short_line_of_server_text():
+    def chatty(request):
+        if request.url.path == "/health":
+            return httpx.Response(500, text="[bold red]boom[/]\n" * 200)
+        return httpx.Response(200, json={"build_info": "b5000", "total_slots": 1})
+
+    rows = check_server("http://srv:8080", async_client(chatty))
+    health = next(r for r in rows if r.name.endswith("/health"))
+    assert health.status == "failed" and "\n" not in health.message and len(health.message) <= 90
 
 
 @pytest.mark.skipif(this_machine_has_a_meter(), reason="this machine has a GPU, RAPL or is a Mac")

@@ -1,15 +1,22 @@
-"""A window's energy ends come from meter marks only when the marks are fresh."""
+"""A window's energy ends come from meter marks only when the marks are fresh; the server's own
+counters bracket the window on any dialect that has them, so its flags hold there too."""
 
 from __future__ import annotations
 
 import time
 
 import httpx
+import pytest
 
 from collectors.client import RequestSpec
 from collectors.meters.base import MeterReading
-from collectors.sweep import measure
+from collectors.servers import default_route, open_collector
+from collectors.servers.base import window_delta
+from collectors.sweep import checks, measure
+from tests.collectors.fake_servers import FakeVllm, VllmEngine, mock_client
 from tests.fixtures import sse_lines
+
+URL = "http://127.0.0.1:8000"
 
 
 def stream_server() -> httpx.AsyncClient:
@@ -41,3 +48,53 @@ async def test_a_throttled_meter_answering_with_an_old_reading_is_ignored():
     window = await run_with(lambda: stale)
     assert window.energy_t0_s is None and window.energy_t1_s is None
     assert (await run_with(None)).energy_t0_s is None
+
+
+async def vllm_point(per_request: VllmEngine, batch: int = 4, tokens: int = 16) -> tuple[dict, list[str]]:
+    """One measured plain point of `batch` requests on a fake vLLM, with the flags it earns."""
+    fake = FakeVllm([VllmEngine(running=batch, per_pos=(0, 0, 0))], per_request=per_request)
+    fake.answer_tokens = tokens
+    async with mock_client(fake) as client:
+        collector = open_collector(URL, "vllm", client=client)
+        spec = RequestSpec(max_tokens=tokens, route=default_route("vllm"), dialect="vllm")
+        window = await measure.measure(client, URL, [spec] * batch, collector, lambda: False, tag="t")
+    row = measure.window_figures(window) | {
+        "batch": batch,
+        "arm": "plain",
+        "energy_covered": True,
+        "short_window": False,
+        "meter_update_period_s": 0.1,
+    }
+    return row, [f["code"] for f in checks.point_flags(row, tokens, "counter")]
+
+
+async def test_a_vllm_point_that_ran_the_whole_batch_alone_earns_no_flags():
+    # each of 4 requests: 16 tokens, 4 engine steps shared by all 4, 16 request-steps of its own
+    row, codes = await vllm_point(VllmEngine(generated=16, steps=4, itl=16, running=4, per_pos=(0, 0, 0)))
+    assert row["committed_tokens"] == row["server_tokens"] == 64
+    assert row["server_busy_per_decode"] == pytest.approx(4.0) and row["concurrency_mean"] == 4.0
+    assert "concurrency" not in codes and "other-traffic" not in codes
+
+
+async def test_a_vllm_point_flags_a_short_batch_and_other_traffic_from_its_counters():
+    # the engine stepped twice as often (2 requests per step) and generated 4 tokens more per request;
+    # its running gauge says 4 all along, so only the counters can tell
+    drafting = VllmEngine(
+        generated=20, steps=8, itl=16, drafts=5, draft_tokens=15, accepted=9, running=4, per_pos=(5, 3, 1)
+    )
+    row, codes = await vllm_point(drafting)
+    assert row["server_busy_per_decode"] == pytest.approx(2.0)
+    assert row["server_tokens"] == 80 and row["committed_tokens"] == 64
+    assert (row["server_drafted"], row["server_accepted"], row["server_steps"]) == (60, 36, 20)
+    assert "concurrency" in codes and "other-traffic" in codes
+
+
+async def test_a_data_parallel_vllm_reads_the_batch_over_all_engines():
+    # two engines, each stepping 4 times with 2 requests: 4 requests ran at once, not 2
+    fake = FakeVllm([VllmEngine(), VllmEngine()])
+    async with mock_client(fake) as client:
+        collector = open_collector(URL, "vllm", client=client)
+        before = await collector.window_counters()
+        fake.engines = [e.plus(VllmEngine(steps=4, itl=8)) for e in fake.engines]
+        after = await collector.window_counters()
+    assert window_delta(before, after).busy_per_decode == pytest.approx(4.0)
