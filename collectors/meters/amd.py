@@ -6,6 +6,7 @@ import importlib
 import re
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -113,7 +114,10 @@ def _smi_device(smi: ModuleType, i: int, h: Any, errors: tuple[type[BaseExceptio
     return dev
 
 
-def _optional(fn: Callable[[], Any]) -> Any:
+def _optional(fn: Callable[[], Any] | None) -> Any:
+    """`fn()`, or None when it fails or there is no `fn`."""
+    if fn is None:
+        return None
     try:
         return fn()
     except Exception:  # amdsmi raises its own classes and KeyError/TypeError for missing fields
@@ -148,6 +152,14 @@ def _validate(devices: list[_Device], wait_s: float, clock: Clock, sleep: Sleep)
             d.note, d.period_s = "socket power (whole watts) integrated", 1.0
 
 
+def _read_stripped(read_text: Callable[[Path], str], path: Path) -> str:
+    return read_text(path).strip()
+
+
+def _read_int(read_text: Callable[[Path], str], path: Path) -> int:
+    return int(read_text(path))
+
+
 def _hwmon_devices(root: str | Path, read_text: Callable[[Path], str]) -> list[_Device]:
     """amdgpu hwmon: power1_input (Linux 6.6+, instantaneous), else power1_average, both µW."""
     devices = []
@@ -155,18 +167,18 @@ def _hwmon_devices(root: str | Path, read_text: Callable[[Path], str]) -> list[_
         if not re.fullmatch(r"card\d+", card.name):
             continue  # card0-DP-1 and friends are connectors
         for hw in sorted((card / "device" / "hwmon").glob("hwmon*")):
-            if _optional(lambda hw=hw: read_text(hw / "name").strip()) != "amdgpu":
+            if _optional(partial(_read_stripped, read_text, hw / "name")) != "amdgpu":
                 continue
             for fname, period_s in (("power1_input", 0.1), ("power1_average", 1.0)):
-                if _optional(lambda hw=hw, f=fname: int(read_text(hw / f))) is None:
+                if _optional(partial(_read_int, read_text, hw / fname)) is None:
                     continue
 
                 def power(path: Path = hw / fname) -> float:
                     return int(read_text(path).strip()) / 1e6
 
-                product = _optional(lambda c=card: read_text(c / "device" / "product_name").strip())
+                product = _optional(partial(_read_stripped, read_text, card / "device" / "product_name"))
                 dev = _Device(f"{product or 'AMD GPU'} ({card.name})", None, power)
-                cap = _optional(lambda hw=hw: int(read_text(hw / "power1_cap")))
+                cap = _optional(partial(_read_int, read_text, hw / "power1_cap"))
                 dev.limit_w = cap / 1e6 if cap else None
                 dev.note, dev.period_s = f"hwmon {fname} integrated", period_s
                 devices.append(dev)

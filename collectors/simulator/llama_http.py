@@ -210,7 +210,7 @@ class _Handler(BaseHTTPRequestHandler):
                     self.close_connection = True
                     break
                 final = isinstance(ev, TaskResult)
-                objs = fmt.final(ev) if final else fmt.partial(ev)
+                objs = fmt.final(ev) if isinstance(ev, TaskResult) else fmt.partial(ev)
                 data = b"".join(b"data: " + _json_bytes(o) + b"\n\n" for o in objs)
                 if final and fmt.done_marker:
                     data += b"data: [DONE]\n\n"

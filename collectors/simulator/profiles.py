@@ -17,6 +17,7 @@ between and around requests.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from collectors.simulator.curves import Curve
 
@@ -131,7 +132,7 @@ NOTE25_DRAFT = _curves(
     tuple(r.draft_tok_s for r in NOTE25_TABLE), tuple(r.draft_power_w for r in NOTE25_TABLE)
 )
 
-_QWEN7B = dict(
+_QWEN7B: dict[str, Any] = dict(
     chip="Apple M5 Pro",
     idle_w=3.0,
     model_alias="qwen2.5-7b-instruct-q4_0.gguf",

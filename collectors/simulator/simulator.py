@@ -111,7 +111,7 @@ class Simulator:
         if not self._servers:
             raise RuntimeError("the simulator is not running; call start() first")
         host, port = self._servers[index].server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}" if isinstance(host, str) else f"http://{host.decode()}:{port}"
 
     @property
     def plain_url(self) -> str:
