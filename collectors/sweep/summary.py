@@ -11,6 +11,8 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from collectors.fmt import MISSING, num, pct
 from collectors.sweep.store import to_csv
 
@@ -63,13 +65,26 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a is not None and b else None
 
 
+def interpolate(points: Iterable[tuple[float, float]], x: float) -> float | None:
+    """Linear between (x, y) points, clamped at the ends (numpy.interp); None without points."""
+    ordered = sorted(points)
+    if not ordered:
+        return None
+    return float(np.interp(x, [p[0] for p in ordered], [p[1] for p in ordered]))
+
+
+def at_batch(points: Iterable[tuple[float, float]], batch: float) -> float | None:
+    """A per-batch figure between measured batches: linear in log B, clamped at the ends."""
+    return interpolate([(math.log(b), v) for b, v in points], math.log(batch))
+
+
 def crossover(ratios: Sequence[tuple[int, float]]) -> dict[str, Any] | None:
     """Where the energy ratio first crosses 1 going up, interpolated in log B."""
     for (b0, r0), (b1, r1) in zip(ratios, ratios[1:]):
         if r0 < 1.0 <= r1:
-            frac = (1.0 - r0) / (r1 - r0)
-            at = math.exp(math.log(b0) + frac * (math.log(b1) - math.log(b0)))
-            return {"below": b0, "above": b1, "batch": round(at, 2)}
+            # the same line as at_batch, read the other way: log B against the ratio
+            log_at = interpolate([(r0, math.log(b0)), (r1, math.log(b1))], 1.0)
+            return {"below": b0, "above": b1, "batch": round(math.exp(log_at), 2)}
     return None
 
 
