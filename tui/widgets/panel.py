@@ -31,13 +31,19 @@ class Panel(Vertical):
     TITLE = ""
     SPARKLINE = False
 
-    view: reactive[Any] = reactive(None, always_update=True, init=False)
-    """What the panel shows; None until the first data arrives."""
+    view: reactive[Any] = reactive(None, init=False)
+    """What the panel shows; None until the first data arrives. A view equal to the shown one is skipped."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        # made here, not in compose: the App may show a view before the panel has composed
+        self._body = Static(Text("waiting for data…", style="dim"), classes="body")
+        self._sparkline = Sparkline([], summary_function=max) if self.SPARKLINE else None
 
     def compose(self) -> ComposeResult:
-        yield Static(Text("waiting for data…", style="dim"), classes="body")
-        if self.SPARKLINE:
-            yield Sparkline([], summary_function=max)
+        yield self._body
+        if self._sparkline is not None:
+            yield self._sparkline
 
     def on_mount(self) -> None:
         self.border_title = self.TITLE
@@ -45,9 +51,9 @@ class Panel(Vertical):
     def watch_view(self, view: Any) -> None:
         if view is None:
             return
-        self.query_one(".body", Static).update(Group(*self.lines(view)))
-        if self.SPARKLINE:
-            self.query_one(Sparkline).data = list(self.series(view))
+        self._body.update(Group(*self.lines(view)))
+        if self._sparkline is not None:
+            self._sparkline.data = list(self.series(view))
 
     def lines(self, view: Any) -> list[RenderableType]:
         raise NotImplementedError
