@@ -280,7 +280,10 @@ async def test_a_poll_rewrites_only_the_cells_that_changed():
             app.post_message(messages.ServerPolled(busy))
         await pilot.pause()
         table, latency = app.query_one(RequestsTable), app.query_one("#latency-panel")
-        calls = spy(table, "update_cell", "add_row", "remove_row", "clear", "sort")
+        table.scroll_end(animate=False)  # the slot rows on screen, rendered and cached
+        await pilot.pause()
+        assert "slot 3" in text_of(table)
+        calls = spy(table, "update_cell", "_rewrite_cell", "add_row", "remove_row", "clear", "sort")
         latency_view = latency.view
         app.post_message(messages.ServerPolled(busy))  # nothing moved
         await pilot.pause()
@@ -289,9 +292,11 @@ async def test_a_poll_rewrites_only_the_cells_that_changed():
         tokens = tuple((slot, n + 20 if slot == 3 else n) for slot, n in busy.busy_slot_tokens)
         app.post_message(messages.ServerPolled(dataclasses.replace(busy, busy_slot_tokens=tokens)))
         await pilot.pause()
-        assert calls == ["update_cell", "update_cell"]
+        assert calls == ["_rewrite_cell", "_rewrite_cell"]
         assert table.get_cell("slot-3", "tokens") == "69" and table.get_cell("slot-3", "tok_s") == "20.0"
         assert table.row_count == 200 + 2
+        shown = [line.split() for line in text_of(table).splitlines()]
+        assert ["slot", "3", "server", "69", "—", "—", "2", "—", "20.0"] in [line[:9] for line in shown]
 
 
 async def test_sorting_holds_as_rows_arrive():

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from rich.text import Text
 from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey, RowKey
 
 from collectors.fmt import num, pct
 from collectors.model import RequestRecord
@@ -126,12 +127,31 @@ class RequestsTable(DataTable):
             elif shown != signatures:
                 for (_, column), value, was, now in zip(COLUMNS, cells, shown, signatures):
                     if was != now:
-                        self.update_cell(key, column, value)
+                        self._rewrite_cell(key, column, value)
                 changed = True
             self._shown[key] = signatures
         if changed and self._sort:
             self.sort(self._sort[0], key=_sortable, reverse=self._sort[1])
         return set(wanted)
+
+    def _rewrite_cell(self, row_key: str, column: str, value: object) -> None:
+        """DataTable.update_cell, re-rendering only this row.
+
+        update_cell bumps the table's update count, which is part of every render cache key: every
+        visible cell is then rendered again (about 280 at 140x42), which made a poll cost ten times
+        a meter read. Here the cell's row alone leaves the caches. This reads DataTable's private
+        caches, which is why the Textual stack is pinned exactly; the Pilot tests read the screen.
+        """
+        row = RowKey(row_key)
+        self._data[row][ColumnKey(column)] = value
+        for cache in (self._cell_render_cache, self._row_render_cache):
+            for cache_key in [k for k in cache.keys() if k[0] == row]:
+                cache.discard(cache_key)
+        index = self._row_locations.get(row)
+        for cache_key in [k for k in self._row_renderable_cache.keys() if k[1] == index]:
+            self._row_renderable_cache.discard(cache_key)
+        self._line_cache.clear()  # lines are rebuilt from the row caches, which still hold the others
+        self.refresh_row(index)
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
         column = str(event.column_key.value)
