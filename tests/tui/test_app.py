@@ -311,3 +311,15 @@ async def test_sorting_holds_as_rows_arrive():
         await pilot.pause()
         assert table.coordinate_to_cell_key((0, 0)).row_key.value == "long"
         assert table.get_row_at(0)[2] == "500"
+
+
+async def test_a_panel_that_grows_a_line_is_laid_out_again():
+    app = quiet_app()
+    async with app.run_test(size=(140, 42)) as pilot:
+        app.post_message(messages.MeterRead(synthetic.readings()))
+        await pilot.pause()
+        body = app.query_one("#power").query_one(".body")
+        assert "60.0 W" in text_of(body) and "lost" not in text_of(body)
+        app.post_message(messages.MeterRead([], error="meter lost"))  # a fourth line
+        await pilot.pause()
+        assert "meter lost" in text_of(body) and app.query_one("#power").has_class("-failed")

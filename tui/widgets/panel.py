@@ -39,6 +39,7 @@ class Panel(Vertical):
         # made here, not in compose: the App may show a view before the panel has composed
         self._body = Static(Text("waiting for data…", style="dim"), classes="body")
         self._sparkline = Sparkline([], summary_function=max) if self.SPARKLINE else None
+        self._body_shape: tuple[int, int] | None = None  # (width, rows) at the last update
 
     def compose(self) -> ComposeResult:
         yield self._body
@@ -51,9 +52,20 @@ class Panel(Vertical):
     def watch_view(self, view: Any) -> None:
         if view is None:
             return
-        self._body.update(Group(*self.lines(view)))
+        lines = self.lines(view)
+        # a layout pass repaints the whole screen: ask for one only when the body's shape changes
+        shape = self._shape_of(lines)
+        self._body.update(Group(*lines), layout=shape is None or shape != self._body_shape)
+        self._body_shape = shape
         if self._sparkline is not None:
             self._sparkline.data = list(self.series(view))
+
+    def _shape_of(self, lines: list[RenderableType]) -> tuple[int, int] | None:
+        """The body's width and the rows it needs there, wrapping included; None when not known."""
+        width = self._body.content_region.width
+        if not width or not all(isinstance(line, Text) for line in lines):
+            return None
+        return width, sum(len(line.wrap(self.app.console, width)) for line in lines)
 
     def lines(self, view: Any) -> list[RenderableType]:
         raise NotImplementedError
