@@ -142,12 +142,12 @@ class RequestsTable(DataTable):
         a meter read. Here the cell's row alone leaves the caches. This reads DataTable's private
         caches, which is why the Textual stack is pinned exactly; the Pilot tests read the screen.
         """
-        row = RowKey(row_key)
+        index = self._row_locations.get(RowKey(row_key))
+        row = self._row_locations.get_key(index)  # the key object the caches hold: compared by identity
         self._data[row][ColumnKey(column)] = value
         for cache in (self._cell_render_cache, self._row_render_cache):
-            for cache_key in [k for k in cache.keys() if k[0] == row]:
+            for cache_key in [k for k in cache.keys() if k[0] is row]:
                 cache.discard(cache_key)
-        index = self._row_locations.get(row)
         for cache_key in [k for k in self._row_renderable_cache.keys() if k[1] == index]:
             self._row_renderable_cache.discard(cache_key)
         self._line_cache.clear()  # lines are rebuilt from the row caches, which still hold the others
