@@ -63,9 +63,10 @@ class Panel(Vertical):
     def _shape_of(self, lines: list[RenderableType]) -> tuple[int, int] | None:
         """The body's width and the rows it needs there, wrapping included; None when not known."""
         width = self._body.content_region.width
-        if not width or not all(isinstance(line, Text) for line in lines):
+        texts = [line for line in lines if isinstance(line, Text)]
+        if not width or len(texts) != len(lines):
             return None
-        return width, sum(len(line.wrap(self.app.console, width)) for line in lines)
+        return width, sum(len(text.wrap(self.app.console, width)) for text in texts)
 
     def lines(self, view: Any) -> list[RenderableType]:
         raise NotImplementedError

@@ -139,17 +139,18 @@ class RequestsTable(DataTable):
 
         update_cell bumps the table's update count, which is part of every render cache key: every
         visible cell is then rendered again (about 280 at 140x42), which made a poll cost ten times
-        a meter read. Here the cell's row alone leaves the caches. This reads DataTable's private
+        a meter read. Here only the cell's row leaves the caches. This reads DataTable's private
         caches, which is why the Textual stack is pinned exactly; the Pilot tests read the screen.
         """
-        index = self._row_locations.get(RowKey(row_key))
-        row = self._row_locations.get_key(index)  # the key object the caches hold: compared by identity
+        row = self.rows[RowKey(row_key)].key  # the key object the caches hold: compared by identity
+        index = self.get_row_index(row)
         self._data[row][ColumnKey(column)] = value
-        for cache in (self._cell_render_cache, self._row_render_cache):
-            for cache_key in [k for k in cache.keys() if k[0] is row]:
-                cache.discard(cache_key)
-        for cache_key in [k for k in self._row_renderable_cache.keys() if k[1] == index]:
-            self._row_renderable_cache.discard(cache_key)
+        for cell_key in [k for k in self._cell_render_cache.keys() if k[0] is row]:
+            self._cell_render_cache.discard(cell_key)
+        for row_render_key in [k for k in self._row_render_cache.keys() if k[0] is row]:
+            self._row_render_cache.discard(row_render_key)
+        for renderables_key in [k for k in self._row_renderable_cache.keys() if k[1] == index]:
+            self._row_renderable_cache.discard(renderables_key)
         self._line_cache.clear()  # lines are rebuilt from the row caches, which still hold the others
         self.refresh_row(index)
 
