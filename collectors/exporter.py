@@ -38,7 +38,7 @@ class SpectopExporter(Collector):
                 if self._meter_t_s is not None and r.t_s <= self._meter_t_s:
                     continue
                 self._meter_t_s = r.t_s
-                self.live.add_power(r.t_s, r.power_w if r.power_w is not None else 0.0, r.energy_j)
+                self.live.add_reading(r)  # an energy-only meter's power comes from the energy slope
 
     async def run(self, interval_s: float, should_stop: Callable[[], bool]) -> None:
         while not should_stop():

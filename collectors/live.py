@@ -2,15 +2,22 @@
 
 UI-free, so the dashboard and the Prometheus exporter compute the same figures. Times are the
 monotonic clock shared by snapshots (`taken_at_s`) and meter readings (`t_s`).
+
+Pitfalls handled: energy-only meters (RAPL, node_exporter) give no power, so `add_reading` derives
+it from the energy slope instead of storing 0 W; a reading that is not newer than the last one is
+dropped, so the power history stays sorted for bisection; idle power is found by bisecting merged
+idle spans (a reading on the boundary of two spans counts once) and cached until an input changes.
 """
 
 from __future__ import annotations
 
+import bisect
 import statistics
 from collections import deque
 from dataclasses import dataclass
 
 from collectors import ledger
+from collectors.meters.base import MeterReading
 from collectors.servers.snapshot import ServerSnapshot
 
 HISTORY = 300  # polls kept (5 minutes at 1 s)
@@ -41,8 +48,20 @@ class LiveLedger:
         self.energy_window_s = energy_window_s
         self.snapshots: deque[ServerSnapshot] = deque(maxlen=HISTORY)
         self.power: deque[PowerPoint] = deque(maxlen=HISTORY * 10)
-        self.known_idle_w: float | None = None  # a measured baseline (a sweep's) beats the estimate
+        self._known_idle_w: float | None = None
+        self._idle_w: float | None = None
+        self._idle_stale = True  # idle_w is computed once per change of its inputs
+        self._last_reading: MeterReading | None = None
         self.live_since_s = float("-inf")  # ignore what happened before (a sweep's traffic)
+
+    @property
+    def known_idle_w(self) -> float | None:
+        """A measured baseline (a sweep's): it beats the estimate from idle polls."""
+        return self._known_idle_w
+
+    @known_idle_w.setter
+    def known_idle_w(self, value: float | None) -> None:
+        self._known_idle_w, self._idle_stale = value, True
 
     @property
     def latest(self) -> ServerSnapshot | None:
@@ -50,9 +69,29 @@ class LiveLedger:
 
     def add_snapshot(self, snap: ServerSnapshot) -> None:
         self.snapshots.append(snap)
+        self._idle_stale = True
 
     def add_power(self, t_s: float, power_w: float, energy_j: float) -> None:
         self.power.append(PowerPoint(t_s, power_w, energy_j))
+        self._idle_stale = True
+
+    def add_reading(self, reading: MeterReading) -> PowerPoint | None:
+        """Store a meter reading as a power point, its power from the energy slope where it has none.
+
+        Returns the point, or None when there is nothing to store: a reading not newer than the last
+        one, or the first reading of an energy-only meter (no slope yet).
+        """
+        last = self._last_reading  # not the last point: an energy-only meter's first reading stores none
+        if last is not None and reading.t_s <= last.t_s:
+            return None
+        self._last_reading = reading
+        power_w = reading.power_w
+        if power_w is None:
+            if last is None:
+                return None
+            power_w = (reading.energy_j - last.energy_j) / (reading.t_s - last.t_s)
+        self.add_power(reading.t_s, power_w, reading.energy_j)
+        return self.power[-1]
 
     def energy_between_j(self, t0_s: float, t1_s: float) -> float | None:
         return ledger.window_energy_j(
@@ -61,14 +100,30 @@ class LiveLedger:
 
     def idle_w(self) -> float | None:
         """The known baseline, else the median power over polls where no slot was busy (10+ readings)."""
-        if self.known_idle_w is not None:
-            return self.known_idle_w
-        spans = [
+        if self._known_idle_w is not None:
+            return self._known_idle_w
+        if self._idle_stale:
+            self._idle_w, self._idle_stale = self._idle_from_polls(), False
+        return self._idle_w
+
+    def _idle_from_polls(self) -> float | None:
+        spans = sorted(
             (s.taken_at_s - (s.window_s or 0), s.taken_at_s)
             for s in self.snapshots
             if s.window_s and s.slots_busy == 0 and not s.window_tokens
-        ]
-        samples = [p.power_w for p in self.power if any(a <= p.t_s <= b for a, b in spans)]
+        )
+        merged: list[list[float]] = []
+        for a, b in spans:  # consecutive idle polls share an end: merge so no reading counts twice
+            if merged and a <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        points = list(self.power)  # sorted by time: add_reading keeps it so
+
+        def at(t_s: float, side=bisect.bisect_left) -> int:
+            return side(points, t_s, key=lambda p: p.t_s)
+
+        samples = [p.power_w for a, b in merged for p in points[at(a) : at(b, bisect.bisect_right)]]
         return statistics.median(samples) if len(samples) >= 10 else None
 
     def rolling(self) -> RollingEnergy:

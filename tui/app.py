@@ -1,4 +1,8 @@
-"""SpectopApp: compose the panels, start the workers, route their messages into state and views."""
+"""SpectopApp: start the workers and route their messages into the state and onto the dashboard screen.
+
+The App routes, the DashboardScreen renders: each handler updates `self.state` and calls only the
+screen methods its message affects (a meter read never touches the requests table).
+"""
 
 from __future__ import annotations
 
@@ -7,12 +11,10 @@ import time
 from collections.abc import Callable, Iterable
 
 from textual import on, work
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import App, SystemCommand
 from textual.binding import Binding
-from textual.containers import Grid
-from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widgets import Button, Footer, TabbedContent, TabPane
+from textual.widgets import Button
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from collectors.client import RequestSpec, stream_request
@@ -21,28 +23,14 @@ from collectors.fmt import num, pct
 from collectors.http import STREAM_TIMEOUT, make_client
 from collectors.meters import Sampler
 from collectors.servers import default_route
-from collectors.sweep.runner import (
-    IdleMeasured,
-    PointDone,
-    PointProgressed,
-    PointsAdded,
-    SweepEnded,
-    SweepStarted,
-    run_sweep,
-)
-from tui import messages, views
+from collectors.sweep.runner import IdleMeasured, PointDone, SweepEnded, run_sweep
+from collectors.verdict import void_warning
+from tui import messages
 from tui.config import Settings
+from tui.screens.dashboard import DashboardScreen
 from tui.state import LiveState
-from tui.widgets.drafting_panel import DraftingPanel
-from tui.widgets.energy_panel import EnergyPanel
 from tui.widgets.help_screen import HelpScreen
-from tui.widgets.latency_panel import LatencyPanel
-from tui.widgets.power_panel import PowerPanel
-from tui.widgets.requests_table import RequestsTable
-from tui.widgets.source_bar import SourceBar
 from tui.widgets.sweep_dialog import SweepDialog, SweepRequest, arm_field
-from tui.widgets.sweep_panel import SweepPanel
-from tui.widgets.throughput_panel import ThroughputPanel
 
 
 class SpectopApp(App[None]):
@@ -75,27 +63,16 @@ class SpectopApp(App[None]):
         self.state = LiveState(settings.energy_window_s)
         self.meter_error: str | None = None
         self._meter_t_s: float | None = None
-        self._sweep_total = 0
 
-    def compose(self) -> ComposeResult:
-        yield SourceBar(id="source-bar")
-        with Grid(id="panels"):
-            yield PowerPanel(id="power")
-            yield ThroughputPanel(id="throughput")
-            yield DraftingPanel(id="drafting")
-            yield EnergyPanel(id="energy")
-        with TabbedContent(id="tabs", initial="requests"):
-            with TabPane("Requests", id="requests"):
-                yield RequestsTable(id="requests-table")
-            with TabPane("Latency", id="latency"):
-                yield LatencyPanel(id="latency-panel")
-            with TabPane("Sweep", id="sweep"):
-                yield SweepPanel(id="sweep-panel")
-        yield Footer()
+    def get_default_screen(self) -> DashboardScreen:
+        return DashboardScreen(self.settings.server_url, self.sampler.meter.info if self.sampler else None)
 
     def on_mount(self) -> None:
         self.on_resize()
-        self.refresh_views()
+        with self.batch_update():  # the tables and the latency tab start empty: nothing to show there
+            self.show_sources()
+            self.show_power()
+            self.main.show_energy(self.state.energy())
         if self.settings.poll:
             self.poll_server()
             if self.sampler is not None:
@@ -157,24 +134,31 @@ class SpectopApp(App[None]):
         ):
             self.post_message(messages.SweepProgressed(event))
 
-    # -- handlers: own the state, push views ---------------------------------------------------
+    # -- handlers: own the state, tell the screen what changed ---------------------------------
     def on_server_polled(self, message: messages.ServerPolled) -> None:
-        self.state.add_snapshot(message.snapshot)
-        self.refresh_views()
+        if not self.screen_stack:
+            return  # torn down: a late message has nowhere to go
+        snap = message.snapshot
+        self.state.add_snapshot(snap)
+        with self.batch_update():
+            warning = self.show_sources()
+            self.main.show_snapshot(snap, self.state.tok_s, warning)
+            self.show_power()  # the idle baseline comes from idle polls
+            self.main.show_energy(self.state.energy())
+            self.main.show_slots(snap, self.state.slot_tok_s)
 
     def on_meter_read(self, message: messages.MeterRead) -> None:
-        for r in message.readings:
-            power = r.power_w if r.power_w is not None else self._derived_power(r)
-            if power is not None:
-                self.state.add_power(r.t_s, power, r.energy_j)
+        if not self.screen_stack:
+            return
+        for reading in message.readings:
+            self.state.add_reading(reading)
+        changed_error = message.error != self.meter_error
         self.meter_error = message.error
-        self.refresh_views()
-
-    def _derived_power(self, reading) -> float | None:
-        last = self.state.power[-1] if self.state.power else None
-        if last is None or reading.t_s <= last.t_s:
-            return None
-        return (reading.energy_j - last.energy_j) / (reading.t_s - last.t_s)
+        with self.batch_update():
+            if changed_error:
+                self.show_sources()
+            self.show_power()
+            self.main.show_energy(self.state.energy())
 
     def on_probe_finished(self, message: messages.ProbeFinished) -> None:
         if message.record is None:
@@ -190,57 +174,58 @@ class SpectopApp(App[None]):
     def on_sweep_progressed(self, message: messages.SweepProgressed) -> None:
         if not self.screen_stack:
             return
-        panel, event = self.main.query_one(SweepPanel), message.event
-        if isinstance(event, SweepStarted):
-            self._sweep_total = len(event.schedule)
-            panel.planned(event.schedule)
-            panel.status(f"measuring idle power… files in {event.run_dir}")
-        elif isinstance(event, IdleMeasured):
-            self.state.sweep_idle_w = event.power_w
-        elif isinstance(event, PointProgressed):
-            panel.progressed(event.index, event.state, self._sweep_total, event.key.label)
-        elif isinstance(event, PointDone):
-            panel.point_done(event.index, event.row)
-            self.add_records(event.records)
-        elif isinstance(event, PointsAdded):
-            self._sweep_total += len(event.keys)
-            panel.add_points(event.first_index, event.keys)
-        elif isinstance(event, SweepEnded):
-            self.state.sweep_summary = event.summary if event.summary["rows"] else self.state.sweep_summary
-            panel.ended(event.summary, str(event.run_dir), event.cancelled, event.error)
-            self.state.sweep_ended(time.monotonic())
-            if self.on_sweep:
-                self.on_sweep(False)
-            self.notify(
-                event.summary["recommendation"],
-                title="sweep finished" if not event.error else "sweep stopped",
-                severity="error" if event.error else "information",
-            )
-        self.refresh_views()
+        event = message.event
+        with self.batch_update():
+            self.main.show_sweep_event(event)
+            if isinstance(event, IdleMeasured):
+                self.state.ledger.known_idle_w = event.power_w
+                self.show_power()
+                self.main.show_energy(self.state.energy())
+            elif isinstance(event, PointDone):
+                self.add_records(event.records)
+            elif isinstance(event, SweepEnded):
+                self.state.sweep_summary = (
+                    event.summary if event.summary["rows"] else self.state.sweep_summary
+                )
+                self.sweep_ended()
+                self.notify(
+                    event.summary["recommendation"],
+                    title="sweep finished" if not event.error else "sweep stopped",
+                    severity="error" if event.error else "information",
+                )
 
     def add_records(self, records: Iterable) -> None:
         for record in records:
             self.state.add_record(record)
-        self.refresh_views()
+        if self.screen_stack:
+            self.main.show_records(self.state.records.values(), self.state.attributed_mj)
 
     @on(Worker.StateChanged)
     def report_worker_error(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR:
             self.notify(str(event.worker.error), title=event.worker.group, severity="error")
-            if event.worker.group == "sweep":
-                self.main.query_one(SweepPanel).set_running(False)
-                self.state.sweep_ended(time.monotonic())
-                if self.on_sweep:
-                    self.on_sweep(False)
+            if event.worker.group == "sweep" and self.screen_stack:
+                self.main.set_sweep_running(False)
+                self.sweep_ended()
 
-    def refresh_views(self) -> None:
-        if not self.screen_stack:
-            return  # torn down: a late message has nowhere to go
-        try:
-            with self.batch_update():
-                views.push(self)
-        except NoMatches:
-            pass  # a message that arrives while the app is being torn down has nowhere to go
+    def sweep_ended(self) -> None:
+        self.state.sweep_ended(time.monotonic())
+        self.main.show_energy(self.state.energy())
+        if self.on_sweep:
+            self.on_sweep(False)
+
+    # -- what the handlers hand the screen -----------------------------------------------------
+    def show_sources(self) -> str | None:
+        """The source bar; returns the void-draft warning, which the drafting panel shows too."""
+        s, state = self.settings, self.state
+        warning = void_warning(s.server_url, s.draft_url, s.draft_cmd, state.latest)
+        self.main.show_sources(state.latest, self.meter_error, state.paused, warning)
+        return warning
+
+    def show_power(self) -> None:
+        power_w = self.state.power_w[-1] if self.state.power_w else None
+        idle_w = self.state.ledger.idle_w()
+        self.main.show_power(power_w, idle_w, self.state.power_w, self.meter_error)
 
     # -- actions -------------------------------------------------------------------------------
     def action_sweep(self) -> None:
@@ -260,8 +245,9 @@ class SpectopApp(App[None]):
         if request is None:
             return
         self.action_tab("sweep")
-        self.main.query_one(SweepPanel).set_running(True)
+        self.main.set_sweep_running(True)
         self.state.sweep_started()
+        self.main.show_energy(self.state.energy())
         if self.on_sweep:
             self.on_sweep(True)
         self.run_sweep(request)
@@ -273,7 +259,7 @@ class SpectopApp(App[None]):
     @on(Button.Pressed, "#sweep-cancel")
     def action_cancel_sweep(self) -> None:
         self.workers.cancel_group(self, "sweep")
-        self.main.query_one(SweepPanel).status("cancelling: the point in flight is dropped…", "yellow")
+        self.main.show_sweep_status("cancelling: the point in flight is dropped…", "yellow")
 
     def action_probe(self) -> None:
         self.notify("probing the server…", title="probe", timeout=2)
@@ -281,18 +267,13 @@ class SpectopApp(App[None]):
 
     def action_pause(self) -> None:
         self.state.paused = not self.state.paused
-        self.refresh_views()
+        self.show_sources()
 
     def action_toggle_panels(self) -> None:
-        self.main.toggle_class("-no-panels")
+        self.main.toggle_panels()
 
     def action_tab(self, tab: str) -> None:
-        self.main.query_one(TabbedContent).active = tab
-
-    @on(TabbedContent.TabActivated)
-    def note_tab(self, event: TabbedContent.TabActivated) -> None:
-        # on short terminals the sweep tab takes the panels' room (app.tcss)
-        self.main.set_class(event.pane.id == "sweep", "-sweep-tab")
+        self.main.select_tab(tab)
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
@@ -316,6 +297,6 @@ class SpectopApp(App[None]):
         )
 
     @property
-    def main(self) -> Screen:
+    def main(self) -> DashboardScreen:
         """The dashboard screen, also while a dialog or the help is on top of it."""
-        return self.screen_stack[0]
+        return self.screen_stack[0]  # type: ignore[return-value]

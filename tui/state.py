@@ -1,40 +1,30 @@
-"""What the dashboard knows, and the pure figures it shows: no Textual here, so it is unit-tested plainly.
+"""What the dashboard knows: a LiveLedger (shared with the exporter) plus the dashboard-only histories.
 
-The App owns one LiveState; message handlers feed it, widgets are given views computed from it.
+No Textual here, so it is unit-tested plainly. The App owns one LiveState and feeds it from its
+message handlers on the UI thread; the figures themselves (rolling energy, idle, the verdict) live
+in collectors/, so `spectop export` computes the same ones.
 """
 
 from __future__ import annotations
 
-import math
 from collections import OrderedDict, deque
-from dataclasses import dataclass
 from typing import Any
 
 from collectors import ledger
 from collectors.live import HISTORY, LiveLedger
+from collectors.meters import MeterReading
 from collectors.model import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
+from collectors.verdict import LiveEnergy, live_energy
 
 MAX_REQUEST_ROWS = 200
 
 
-@dataclass(frozen=True, slots=True)
-class EnergyView:
-    """Live energy per token over the rolling window, and the verdict against the last sweep."""
-
-    window_s: float | None
-    mj_per_token: float | None
-    net_mj_per_token: float | None
-    tokens: int
-    batch: float | None
-    verdict: str
-
-
-class LiveState(LiveLedger):
-    """The ledger's histories plus what only the dashboard keeps; fed on the UI thread only."""
+class LiveState:
+    """The ledger's polls and power, and what only the dashboard keeps; fed on the UI thread only."""
 
     def __init__(self, energy_window_s: float = 30.0) -> None:
-        super().__init__(energy_window_s)
+        self.ledger = LiveLedger(energy_window_s)
         self.tok_s: deque[float] = deque(maxlen=HISTORY)
         self.power_w: deque[float] = deque(maxlen=HISTORY)
         self.records: OrderedDict[str, RequestRecord] = OrderedDict()
@@ -45,23 +35,22 @@ class LiveState(LiveLedger):
         self.slot_tok_s: dict[int, float] = {}  # busy slot -> tokens/s since the previous poll
 
     @property
-    def sweep_idle_w(self) -> float | None:
-        return self.known_idle_w
-
-    @sweep_idle_w.setter
-    def sweep_idle_w(self, value: float | None) -> None:
-        self.known_idle_w = value
+    def latest(self) -> ServerSnapshot | None:
+        return self.ledger.latest
 
     def add_snapshot(self, snap: ServerSnapshot) -> None:
-        prev = self.latest
-        super().add_snapshot(snap)
+        prev = self.ledger.latest
+        self.ledger.add_snapshot(snap)
         if snap.live_tok_s is not None:
             self.tok_s.append(snap.live_tok_s)
         self.slot_tok_s = slot_rates(prev, snap)
 
-    def add_power(self, t_s: float, power_w: float, energy_j: float) -> None:
-        super().add_power(t_s, power_w, energy_j)
-        self.power_w.append(power_w)
+    def add_reading(self, reading: MeterReading) -> bool:
+        """Store one meter reading; False when it gave no power point (see LiveLedger.add_reading)."""
+        point = self.ledger.add_reading(reading)
+        if point is not None:
+            self.power_w.append(point.power_w)
+        return point is not None
 
     def add_record(self, record: RequestRecord) -> None:
         self.records[record.request_id] = record
@@ -75,48 +64,17 @@ class LiveState(LiveLedger):
 
     def sweep_ended(self, t_s: float) -> None:
         self.sweep_running = False
-        self.live_since_s = t_s
+        self.ledger.live_since_s = t_s
 
-    def energy_view(self) -> EnergyView:
-        batch = self.current_batch()
-        if self.sweep_running:
-            # the meter sees both arms of the sweep; the watched server's tokens are not all of them
-            return EnergyView(None, None, None, 0, batch, "sweep running: live energy resumes after it")
-        r = self.rolling()
-        return EnergyView(
-            r.window_s,
-            r.mj_per_token,
-            r.net_mj_per_token,
-            r.tokens,
-            batch,
-            self.verdict(r.mj_per_token, batch),
-        )
-
-    def verdict(self, mj_per_token: float | None, batch: float | None) -> str:
-        """Live drafting mJ/token against the last sweep's plain curve at the current batch."""
-        if self.sweep_summary is None:
-            return "no sweep yet: press s to measure where drafting pays"
-        snap = self.latest
-        if batch is None or mj_per_token is None:
-            return "idle: the verdict needs traffic on the server"
-        plain = curve_at(self.sweep_summary, "plain", batch)
-        if plain is None:
-            return "the last sweep has no plain curve to compare with"
-        if snap is not None and snap.drafting is False:
-            ratio = curve_ratio_at(self.sweep_summary, batch)
-            if ratio is None:
-                return "this server does not draft"
-            return f"not drafting; at {batch:.1f} requests drafting would " + _change(ratio)
-        return (
-            f"drafting {_change(mj_per_token / plain)} at {batch:.1f} requests (vs the sweep's plain curve)"
-        )
+    def energy(self) -> LiveEnergy:
+        return live_energy(self.ledger, self.sweep_summary, self.sweep_running)
 
     def _attribute(self, record: RequestRecord) -> None:
         # split meter intervals among spectop's own requests by tokens each committed in them
         requests = [
             r for r in self.records.values() if r.t_done_s > record.t_send_s and r.t_send_s < record.t_done_s
         ]
-        points = [p for p in self.power if record.t_send_s - 1 <= p.t_s <= record.t_done_s + 1]
+        points = [p for p in self.ledger.power if record.t_send_s - 1 <= p.t_s <= record.t_done_s + 1]
         if len(points) < 2 or not record.committed_tokens:
             return
         activity = [
@@ -139,35 +97,3 @@ def slot_rates(prev: ServerSnapshot | None, cur: ServerSnapshot) -> dict[int, fl
         for slot, n in cur.busy_slot_tokens
         if slot in before and n >= before[slot]
     }
-
-
-def _change(ratio: float) -> str:
-    if ratio < 1:
-        return f"saves {100 * (1 - ratio):.0f} %"
-    return f"costs {100 * (ratio - 1):.0f} % more"
-
-
-def _interpolate(points: list[tuple[int, float]], batch: float) -> float | None:
-    """Linear in log B between measured batches; clamped at the ends."""
-    if not points:
-        return None
-    points = sorted(points)
-    if batch <= points[0][0]:
-        return points[0][1]
-    if batch >= points[-1][0]:
-        return points[-1][1]
-    for (b0, v0), (b1, v1) in zip(points, points[1:]):
-        if b0 <= batch <= b1:
-            frac = (math.log(batch) - math.log(b0)) / (math.log(b1) - math.log(b0))
-            return v0 + frac * (v1 - v0)
-    return None
-
-
-def curve_at(summary: dict[str, Any], arm: str, batch: float) -> float | None:
-    points = [(t["batch"], t[arm]["mj_per_token"]) for t in summary["rows"] if t[arm]["mj_per_token"]]
-    return _interpolate(points, batch)
-
-
-def curve_ratio_at(summary: dict[str, Any], batch: float) -> float | None:
-    points = [(t["batch"], t["energy_ratio"]) for t in summary["rows"] if t["energy_ratio"] and not t["void"]]
-    return _interpolate(points, batch)

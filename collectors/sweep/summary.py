@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from collectors.fmt import MISSING, num, pct
 from collectors.sweep.store import RunStore, load_run, to_csv
 
@@ -22,7 +24,9 @@ Row = Mapping[str, Any]
 
 def _sum(rows: Iterable[Row], key: str) -> float | None:
     values = [r.get(key) for r in rows]
-    return None if not values or any(v is None for v in values) else float(sum(values))
+    if not values or any(v is None for v in values):
+        return None
+    return float(sum(v for v in values if v is not None))
 
 
 def _median(values: Iterable[float | None]) -> float | None:
@@ -64,13 +68,27 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a is not None and b else None
 
 
+def interpolate(points: Iterable[tuple[float, float]], x: float) -> float | None:
+    """Linear between (x, y) points, clamped at the ends (numpy.interp); None without points."""
+    ordered = sorted(points)
+    if not ordered:
+        return None
+    return float(np.interp(x, [p[0] for p in ordered], [p[1] for p in ordered]))
+
+
+def at_batch(points: Iterable[tuple[float, float]], batch: float) -> float | None:
+    """A per-batch figure between measured batches: linear in log B, clamped at the ends."""
+    return interpolate([(math.log(b), v) for b, v in points], math.log(batch))
+
+
 def crossover(ratios: Sequence[tuple[int, float]]) -> dict[str, Any] | None:
     """Where the energy ratio first crosses 1 going up, interpolated in log B."""
     for (b0, r0), (b1, r1) in zip(ratios, ratios[1:]):
         if r0 < 1.0 <= r1:
-            frac = (1.0 - r0) / (r1 - r0)
-            at = math.exp(math.log(b0) + frac * (math.log(b1) - math.log(b0)))
-            return {"below": b0, "above": b1, "batch": round(at, 2)}
+            # the same line as at_batch, read the other way: log B against the ratio
+            log_at = interpolate([(r0, math.log(b0)), (r1, math.log(b1))], 1.0)
+            assert log_at is not None  # two points always interpolate
+            return {"below": b0, "above": b1, "batch": round(math.exp(log_at), 2)}
     return None
 
 

@@ -10,16 +10,46 @@ import time
 
 import httpx
 import pytest
+from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from collectors.exporter import SpectopExporter
 from collectors.launch import free_port
+from collectors.meters import MeterInfo, MeterReading
+from collectors.servers.snapshot import ServerSnapshot
 from collectors.simulator import Simulator
 from collectors.simulator.traffic import Phase, TrafficGenerator
 
 
+def samples(text: str) -> dict[str, tuple[dict, float]]:
+    return {s.name: (s.labels, s.value) for f in text_string_to_metric_families(text) for s in f.samples}
+
+
 def scrape(url: str) -> dict[str, tuple[dict, float]]:
-    families = text_string_to_metric_families(httpx.get(url).text)
-    return {s.name: (s.labels, s.value) for f in families for s in f.samples}
+    return samples(httpx.get(url).text)
+
+
+class EnergyOnlySampler:
+    """What a node_exporter or RAPL meter gives: a joule counter and no power."""
+
+    def __init__(self, readings: list[MeterReading]) -> None:
+        info = MeterInfo("node", ("package-0",), "CPU package", "counter", 1.0)
+        self.meter = type("Meter", (), {"info": info})()
+        self._readings = readings
+
+    def readings(self, since_t_s: float | None = None) -> list[MeterReading]:
+        return [r for r in self._readings if since_t_s is None or r.t_s > since_t_s]
+
+
+def test_export_of_an_energy_only_meter_shows_the_true_power():
+    readings = [MeterReading(t / 10, 4.0 * t) for t in range(31)]  # 40 J/s, no power_w
+    exporter = SpectopExporter(None, EnergyOnlySampler(readings))
+    exporter.update(ServerSnapshot(url="u", backend="llama.cpp", taken_at_s=3.0, status="ok"))
+    registry = CollectorRegistry()
+    registry.register(exporter)
+    metrics = samples(generate_latest(registry).decode())
+    assert metrics["spectop_power_watts"][1] == pytest.approx(40.0)
+    assert metrics["spectop_energy_joules_total"][1] == pytest.approx(120.0)
 
 
 def test_export_serves_drafting_and_energy_figures():

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import random
+import statistics
+
 import pytest
 
 from collectors.live import LiveLedger
+from collectors.meters import MeterReading
 from collectors.servers.snapshot import ServerSnapshot
 
 
@@ -66,3 +70,73 @@ def test_window_ends_where_both_sources_have_data_and_batch():
     assert r.tokens == 500 and r.energy_j == pytest.approx(200.0)
     assert live.current_batch() == pytest.approx(2.0)
     assert LiveLedger().rolling().mj_per_token is None
+
+
+def test_an_energy_only_reading_gets_its_power_from_the_energy_slope():
+    live = LiveLedger()
+    assert live.add_reading(MeterReading(1.0, 100.0)) is None  # no slope yet: nothing to store
+    point = live.add_reading(MeterReading(1.5, 120.0))
+    assert point is not None and point.power_w == pytest.approx(40.0)  # 20 J in 0.5 s
+    live.add_reading(MeterReading(2.0, 140.0, power_w=38.0))  # a meter's own power is kept
+    assert live.add_reading(MeterReading(2.0, 150.0, power_w=60.0)) is None  # not newer: dropped
+    assert [p.power_w for p in live.power] == [pytest.approx(40.0), 38.0]
+    assert [p.energy_j for p in live.power] == [120.0, 140.0]
+
+
+def idle_by_scan(live: LiveLedger) -> float | None:
+    """The definition, written the slow way: readings inside any idle poll's window, each once."""
+    spans = [
+        (s.taken_at_s - s.window_s, s.taken_at_s)
+        for s in live.snapshots
+        if s.window_s and s.slots_busy == 0 and not s.window_tokens
+    ]
+    samples = [p.power_w for p in live.power if any(a <= p.t_s <= b for a, b in spans)]
+    return statistics.median(samples) if len(samples) >= 10 else None
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_idle_by_bisection_agrees_with_the_scan(seed):
+    rng = random.Random(seed)
+    live = LiveLedger()
+    t = 0.0
+    for i in range(rng.randint(0, 400)):
+        t += rng.choice((0.1, 0.25, 0.5))  # readings that fall on poll boundaries too
+        live.add_power(t, rng.uniform(5.0, 80.0), float(i))
+    for k in range(1, rng.randint(1, 80)):
+        window = rng.choice((0.5, 1.0, 2.0))
+        idle = rng.random() < 0.6
+        live.add_snapshot(
+            ServerSnapshot(
+                url="u",
+                backend="llama.cpp",
+                taken_at_s=k * 0.5,
+                status="ok",
+                window_s=window,
+                window_tokens=0 if idle else 10,
+                slots_busy=0 if idle else 1,
+            )
+        )
+    assert live.idle_w() == idle_by_scan(live)
+
+
+def test_idle_is_computed_once_per_change_of_its_inputs():
+    live = ledger_with(10.0, seconds=4)
+    for i in range(41, 91):  # then 30 W
+        live.add_power(i / 10, 30.0, 40.0 + 30.0 * (i / 10 - 4.0))
+    for t in range(1, 5):
+        live.add_snapshot(snap(float(t), 0, busy=0, per_decode=None))
+    scans = []
+    scan = live._idle_from_polls
+    live._idle_from_polls = lambda: scans.append(1) or scan()
+    assert live.idle_w() == live.idle_w() == pytest.approx(10.0)
+    live.rolling()
+    assert len(scans) == 1
+    for t in range(5, 10):  # the 30 W part turns out idle too: 41 readings at 10 W, 50 at 30 W
+        live.add_snapshot(snap(float(t), 0, busy=0, per_decode=None))
+    assert live.idle_w() == pytest.approx(30.0) and len(scans) == 2
+    live.add_power(9.1, 50.0, 200.0)  # outside every idle poll: same figure, computed again
+    assert live.idle_w() == pytest.approx(30.0) and len(scans) == 3
+    live.known_idle_w = 12.0
+    assert live.idle_w() == 12.0
+    live.known_idle_w = None
+    assert live.idle_w() == pytest.approx(30.0) and len(scans) == 4

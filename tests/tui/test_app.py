@@ -32,11 +32,34 @@ def text_of(widget) -> str:
 
 async def wait_until(pilot, condition, timeout_s: float = 60.0) -> None:
     """Let the app run until `condition()` holds (workers post messages; the poller never ends)."""
-    for _ in range(int(timeout_s / 0.05)):
+    for _ in range(int(timeout_s / 0.02)):
         if condition():
+            await pilot.pause()  # and let the screen catch up with what made it true
             return
-        await pilot.pause(0.05)
+        await pilot.pause(0.02)
     raise AssertionError("timed out waiting for the app")
+
+
+async def wait_for_group(pilot, group: str) -> None:
+    """Wait for the workers of one group to finish (never the poller's: it runs until the app ends)."""
+    workers = [w for w in pilot.app.workers if w.group == group]
+    if workers:  # none left: they finished already (an empty list would wait for the poller too)
+        await pilot.app.workers.wait_for_complete(workers)
+    await pilot.pause()
+
+
+def spy(obj, *names: str) -> list[str]:
+    """Record calls of `obj`'s methods `names` (still calling them)."""
+    calls: list[str] = []
+    for name in names:
+        original = getattr(obj, name)
+
+        def wrapper(*args, _name=name, _original=original, **kwargs):
+            calls.append(_name)
+            return _original(*args, **kwargs)
+
+        setattr(obj, name, wrapper)
+    return calls
 
 
 def ended_events(seen) -> list:
@@ -54,12 +77,20 @@ async def test_start_shows_server_meter_and_drafting():
     sampler = FakeSampler(synthetic.METER, synthetic.readings())
     app = app_with(synthetic.snapshots(), sampler)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause(0.8)
+        await wait_until(
+            pilot,
+            lambda: (
+                app.state.ledger.power
+                and app.query_one(SourceBar).view
+                and app.query_one(SourceBar).view.snapshot
+                and app.query_one("#drafting").view
+            ),
+        )
         view = app.query_one(SourceBar).view
         assert view.snapshot.model == "tiny-target.gguf" and view.snapshot.drafting
         assert view.meter.name == "dcgm"
         assert app.state.latest.acceptance is not None
-        assert len(app.state.power) > 0
+        assert len(app.state.ledger.power) > 0
         drafting = text_of(app.query_one("#drafting").query_one(".body"))
         assert "acceptance" in drafting and "S1" in drafting
 
@@ -67,34 +98,35 @@ async def test_start_shows_server_meter_and_drafting():
 async def test_pause_stops_updates_and_resumes():
     app = app_with(synthetic.snapshots())
     async with app.run_test() as pilot:
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: app.state.ledger.snapshots)
         await pilot.press("p")
+        await pilot.pause()  # a poll already posted is still handled
         assert app.state.paused and app.query_one(SourceBar).view.paused
-        count = len(app.state.snapshots)
-        await pilot.pause(0.3)
-        assert len(app.state.snapshots) == count
+        count = len(app.state.ledger.snapshots)
+        await pilot.pause(0.25)  # what must not happen has no event to wait for: give it 5 intervals
+        assert len(app.state.ledger.snapshots) == count
         await pilot.press("p")
-        await pilot.pause(0.3)
-        assert len(app.state.snapshots) > count
+        await wait_until(pilot, lambda: len(app.state.ledger.snapshots) > count)
+        assert not app.query_one(SourceBar).view.paused
 
 
 async def test_failure_shows_in_place_and_recovers():
     ok = synthetic.snapshots()[-1]
     down = dataclasses.replace(ok, status="unreachable", error="cannot reach the server", fix="start it")
-    app = app_with([down] * 8 + [ok])
+    app = app_with([down])
     async with app.run_test() as pilot:
-        await pilot.pause(0.15)
-        assert app.query_one("#throughput").has_class("-failed")
+        await wait_until(pilot, lambda: app.query_one("#throughput").has_class("-failed"))
         assert "cannot reach" in text_of(app.query_one(SourceBar))
-        await pilot.pause(0.8)
-        assert not app.query_one("#throughput").has_class("-failed")
+        app.collector.snapshots = [ok]  # the server comes back
+        await wait_until(pilot, lambda: not app.query_one("#throughput").has_class("-failed"))
+        assert app.state.latest.ok and "cannot reach" not in text_of(app.query_one(SourceBar))
 
 
 async def test_void_draft_arm_is_shouted():
     plain = synthetic.snapshots("void")
     app = app_with(plain, draft_url=synthetic.URL)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: app.query_one("#drafting").view)
         warning = app.query_one(SourceBar).view.void_warning
         assert warning and "drafts nothing" in warning
         assert app.query_one("#drafting").has_class("-failed")
@@ -126,10 +158,10 @@ async def test_probe_adds_a_request_row(sim):
 
     app = SpectopApp(settings, AutoCollector(sim.draft_url), None)
     async with app.run_test(size=(120, 40), message_hook=seen.append) as pilot:
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: app.state.latest is not None)
         await pilot.press("r")
+        await wait_for_group(pilot, "probe")
         await wait_until(pilot, lambda: any(isinstance(m, messages.ProbeFinished) for m in seen))
-        await pilot.pause(0.1)
         finished = [m for m in seen if isinstance(m, messages.ProbeFinished)]
         assert finished and finished[0].record.committed_tokens == 128
         assert 0 < finished[0].record.acceptance < 1
@@ -160,10 +192,9 @@ async def test_sweep_runs_from_the_button_to_the_results(sim, tmp_path):
             await pilot.press("s")
             assert isinstance(app.screen, SweepDialog)
             await pilot.click("#dialog-run")
-            await pilot.pause(0.2)
-            assert app.query_one(TabbedContent).active == "sweep"
-            await wait_until(pilot, lambda: ended_events(seen), timeout_s=120)
-            await pilot.pause(0.3)
+            await wait_until(pilot, lambda: app.query_one(TabbedContent).active == "sweep")
+            await wait_for_group(pilot, "sweep")
+            await wait_until(pilot, lambda: ended_events(seen))
             ended = ended_events(seen)
             assert ended and ended[0].error is None and not ended[0].cancelled
             summary = ended[0].summary
@@ -195,8 +226,8 @@ async def test_cancel_sweep_keeps_completed_points(sim, tmp_path):
                 ),
             )
             await pilot.press("c")
-            await wait_until(pilot, lambda: ended_events(seen), timeout_s=120)
-            await pilot.pause(0.3)
+            await wait_for_group(pilot, "sweep")
+            await wait_until(pilot, lambda: ended_events(seen))
             ended = ended_events(seen)
             assert ended and ended[0].cancelled
             _, rows = load_run(ended[0].run_dir)
@@ -205,3 +236,90 @@ async def test_cancel_sweep_keeps_completed_points(sim, tmp_path):
     finally:
         sampler.stop()
         sampler.meter.close()
+
+
+def quiet_app() -> SpectopApp:
+    """No polling: data arrives only as the messages a test posts."""
+    settings = Settings(server_url=synthetic.URL, poll=False)
+    return SpectopApp(settings, FakeCollector(synthetic.snapshots()), FakeSampler(synthetic.METER))
+
+
+def records(n: int) -> list:
+    return [synthetic.record("draft-simple", f"r{i}", 100.2 + i / 10) for i in range(n)]
+
+
+async def test_a_meter_read_leaves_the_requests_table_and_latency_alone():
+    app = quiet_app()
+    async with app.run_test(size=(140, 42)) as pilot:
+        busy = synthetic.snapshots()[1]
+        app.post_message(messages.MeterRead(synthetic.readings()))
+        app.post_message(messages.ServerPolled(busy))
+        app.add_records(records(5))
+        await pilot.pause()
+        table, latency = app.query_one(RequestsTable), app.query_one("#latency-panel")
+        calls = spy(
+            table, "update_cell", "add_row", "remove_row", "clear", "sort", "show_slots", "show_records"
+        )
+        latency_view, power_view = latency.view, app.query_one("#power").view
+        later = [
+            dataclasses.replace(r, t_s=r.t_s + 10, energy_j=r.energy_j + 500) for r in synthetic.readings()
+        ]
+        app.post_message(messages.MeterRead(later))
+        await pilot.pause()
+        assert app.query_one("#power").view != power_view  # the read did arrive
+        assert calls == [] and latency.view is latency_view
+        assert table.row_count == 5 + len(busy.busy_slot_tokens)
+
+
+async def test_a_poll_rewrites_only_the_cells_that_changed():
+    app = quiet_app()
+    async with app.run_test(size=(140, 42)) as pilot:
+        busy = synthetic.snapshots()[1]
+        app.add_records(records(200))
+        for _ in range(2):  # the second poll gives the slots their first rate (0.0 tok/s)
+            app.post_message(messages.ServerPolled(busy))
+        await pilot.pause()
+        table, latency = app.query_one(RequestsTable), app.query_one("#latency-panel")
+        table.scroll_end(animate=False)  # the slot rows on screen, rendered and cached
+        await pilot.pause()
+        assert "slot 3" in text_of(table)
+        calls = spy(table, "update_cell", "_rewrite_cell", "add_row", "remove_row", "clear", "sort")
+        latency_view = latency.view
+        app.post_message(messages.ServerPolled(busy))  # nothing moved
+        await pilot.pause()
+        assert calls == [] and latency.view is latency_view
+        # slot 3 decodes 20 more tokens in the next second: its tokens and tok/s, nothing else
+        tokens = tuple((slot, n + 20 if slot == 3 else n) for slot, n in busy.busy_slot_tokens)
+        app.post_message(messages.ServerPolled(dataclasses.replace(busy, busy_slot_tokens=tokens)))
+        await pilot.pause()
+        assert calls == ["_rewrite_cell", "_rewrite_cell"]
+        assert table.get_cell("slot-3", "tokens") == "69" and table.get_cell("slot-3", "tok_s") == "20.0"
+        assert table.row_count == 200 + 2
+        shown = [line.split() for line in text_of(table).splitlines()]
+        assert ["slot", "3", "server", "69", "—", "—", "2", "—", "20.0"] in [line[:9] for line in shown]
+
+
+async def test_sorting_holds_as_rows_arrive():
+    app = quiet_app()
+    async with app.run_test(size=(140, 42)) as pilot:
+        app.add_records(records(3))
+        table = app.query_one(RequestsTable)
+        await pilot.click("#requests-table", offset=(12, 0))  # the "tokens" header: largest first
+        assert table._sort == ("tokens", True)
+        longest = dataclasses.replace(records(1)[0], request_id="long", committed_tokens=500)
+        app.add_records([longest])
+        await pilot.pause()
+        assert table.coordinate_to_cell_key((0, 0)).row_key.value == "long"
+        assert table.get_row_at(0)[2] == "500"
+
+
+async def test_a_panel_that_grows_a_line_is_laid_out_again():
+    app = quiet_app()
+    async with app.run_test(size=(140, 42)) as pilot:
+        app.post_message(messages.MeterRead(synthetic.readings()))
+        await pilot.pause()
+        body = app.query_one("#power").query_one(".body")
+        assert "60.0 W" in text_of(body) and "lost" not in text_of(body)
+        app.post_message(messages.MeterRead([], error="meter lost"))  # a fourth line
+        await pilot.pause()
+        assert "meter lost" in text_of(body) and app.query_one("#power").has_class("-failed")

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
+from collectors.meters import MeterReading
 from collectors.servers.snapshot import ServerSnapshot
-from tui.state import slot_rates
+from tui.state import LiveState, slot_rates
 
 
 def test_slot_rates_between_polls():
@@ -24,11 +27,9 @@ def test_slot_rates_between_polls():
 
 
 def test_live_energy_pauses_for_a_sweep_and_restarts_after_it():
-    from tui.state import LiveState
-
     state = LiveState()
     for i in range(101):
-        state.add_power(i / 10, 40.0, 4.0 * i)
+        state.add_reading(MeterReading(i / 10, 4.0 * i, 40.0))
     for t in range(1, 11):
         state.add_snapshot(
             ServerSnapshot(
@@ -41,10 +42,18 @@ def test_live_energy_pauses_for_a_sweep_and_restarts_after_it():
                 slots_busy=1,
             )
         )
-    assert state.energy_view().mj_per_token == 400.0
+    assert state.energy().mj_per_token == 400.0
     state.sweep_started()
-    paused = state.energy_view()
+    paused = state.energy()
     assert paused.mj_per_token is None and "sweep running" in paused.verdict
     state.sweep_ended(8.0)  # the meter saw both arms until here: only later polls count
-    after = state.energy_view()
+    after = state.energy()
     assert after.tokens == 200 and after.window_s == 2.0
+
+
+def test_an_energy_only_meter_fills_the_power_history():
+    state = LiveState()
+    for i in range(11):
+        state.add_reading(MeterReading(i / 10, 4.0 * i))  # RAPL over node_exporter: joules only
+    assert list(state.power_w) == [pytest.approx(40.0)] * 10
+    assert len(state.ledger.power) == 10

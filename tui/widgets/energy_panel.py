@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from collectors.fmt import num
-from tui.state import EnergyView
+from collectors.verdict import LiveEnergy
 from tui.widgets.figures import line
 from tui.widgets.panel import Panel
 
@@ -13,7 +13,7 @@ from tui.widgets.panel import Panel
 class EnergyPanel(Panel):
     TITLE = "energy per token"
 
-    def lines(self, view: EnergyView) -> list[Text]:
+    def lines(self, view: LiveEnergy) -> list[Text]:
         window = f"last {view.window_s:.0f} s, {view.tokens} tokens" if view.window_s else "no window yet"
         verdict_style = "green" if "saves" in view.verdict else ("red" if "costs" in view.verdict else "dim")
         return [

@@ -28,7 +28,7 @@ class LatencyView:
 class LatencyPanel(Static):
     DEFAULT_CSS = "LatencyPanel { height: auto; padding: 0 1; }"
 
-    view: reactive[LatencyView | None] = reactive(None, always_update=True, layout=True)
+    view: reactive[LatencyView | None] = reactive(None, layout=True)
     """The requests whose gaps are pooled."""
 
     def render(self) -> RenderableType:

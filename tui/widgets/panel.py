@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -31,13 +32,20 @@ class Panel(Vertical):
     TITLE = ""
     SPARKLINE = False
 
-    view: reactive[Any] = reactive(None, always_update=True, init=False)
-    """What the panel shows; None until the first data arrives."""
+    view: reactive[Any] = reactive(None, init=False)
+    """What the panel shows; None until the first data arrives. A view equal to the shown one is skipped."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        # made here, not in compose: the App may show a view before the panel has composed
+        self._body = Static(Text("waiting for data…", style="dim"), classes="body")
+        self._sparkline = Sparkline([], summary_function=max) if self.SPARKLINE else None
+        self._body_shape: tuple[int, int] | None = None  # (width, rows) at the last update
 
     def compose(self) -> ComposeResult:
-        yield Static(Text("waiting for data…", style="dim"), classes="body")
-        if self.SPARKLINE:
-            yield Sparkline([], summary_function=max)
+        yield self._body
+        if self._sparkline is not None:
+            yield self._sparkline
 
     def on_mount(self) -> None:
         self.border_title = self.TITLE
@@ -45,11 +53,23 @@ class Panel(Vertical):
     def watch_view(self, view: Any) -> None:
         if view is None:
             return
-        self.query_one(".body", Static).update(Group(*self.lines(view)))
-        if self.SPARKLINE:
-            self.query_one(Sparkline).data = list(self.series(view))
+        lines = self.lines(view)
+        # a layout pass repaints the whole screen: ask for one only when the body's shape changes
+        shape = self._shape_of(lines)
+        self._body.update(Group(*lines), layout=shape is None or shape != self._body_shape)
+        self._body_shape = shape
+        if self._sparkline is not None:
+            self._sparkline.data = list(self.series(view))
 
-    def lines(self, view: Any) -> list[RenderableType]:
+    def _shape_of(self, lines: Sequence[RenderableType]) -> tuple[int, int] | None:
+        """The body's width and the rows it needs there, wrapping included; None when not known."""
+        width = self._body.content_region.width
+        texts = [line for line in lines if isinstance(line, Text)]
+        if not width or len(texts) != len(lines):
+            return None
+        return width, sum(len(text.wrap(self.app.console, width)) for text in texts)
+
+    def lines(self, view: Any) -> Sequence[RenderableType]:
         raise NotImplementedError
 
     def series(self, view: Any) -> list[float]:

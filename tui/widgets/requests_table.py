@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from rich.text import Text
 from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey, RowKey
 
 from collectors.fmt import num, pct
 from collectors.model import RequestRecord
@@ -38,15 +39,29 @@ def _sortable(cell: object) -> tuple[int, float | str]:
         return (1, text)
 
 
-class RequestsTable(DataTable):
-    """Rows keyed by request id (or slot); updated in place; click a header to sort by it."""
+def _signature(cell: object) -> object:
+    """What a cell shows: a Rich Text's equality ignores its style, so compare that too."""
+    if isinstance(cell, Text):
+        return (cell.plain, str(cell.style), tuple(cell.spans))
+    return cell
 
-    def on_mount(self) -> None:
-        self.cursor_type = "row"
-        self.zebra_stripes = True
-        for label, key in COLUMNS:
+
+class RequestsTable(DataTable):
+    """Rows keyed by request id (or slot), rewritten only where they changed; click a header to sort.
+
+    The last cells shown are kept per row, so an update rewrites only the cells whose text changed
+    and adds or removes only the rows that appeared or went: a full table is 200 rows of 14 cells.
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, cursor_type="row", zebra_stripes=True)
+        for label, key in COLUMNS:  # here, not on mount: rows may come before the table has mounted
             self.add_column(label, key=key)
         self._sort: tuple[str, bool] | None = None
+        self._shown: dict[str, tuple[object, ...]] = {}  # row key -> signatures of its cells
+        self._slot_keys: set[str] = set()
+        self._record_keys: set[str] = set()
+        self._record_cells: dict[str, tuple[RequestRecord, float | None, list[object]]] = {}
 
     def record_cells(self, r: RequestRecord, mj: float | None) -> list[object]:
         lat = r.latency
@@ -68,47 +83,76 @@ class RequestsTable(DataTable):
             num(lat.chunk_gaps.max_ms, ".1f"),
         ]
 
-    def show(
+    def show_slots(
         self,
-        records: Iterable[RequestRecord],
-        attributed_mj: dict[str, float],
         snapshot: ServerSnapshot | None,
         slot_states: Iterable[tuple[int, int]] = (),
         slot_tok_s: dict[int, float] | None = None,
     ) -> None:
-        """Replace the rows: busy slots first (live), then spectop's own requests, newest first."""
+        """The server's busy slots, live: one row each, tokens decoded so far and tokens/s."""
         wanted: dict[str, list[object]] = {}
+        busy = num(snapshot.slots_busy, "d") if snapshot else "—"
         for slot_id, n_decoded in slot_states:
-            busy = num(snapshot.slots_busy, "d") if snapshot else "—"
             rate = num((slot_tok_s or {}).get(slot_id), ".1f")
-            wanted[f"slot-{slot_id}"] = [
-                f"slot {slot_id}",
-                Text("server", style="cyan"),
-                str(n_decoded),
-                "—",
-                "—",
-                busy,
-                "—",
-                rate,
-                "—",
-                "—",
-                "—",
-                "—",
-                "—",
-                "—",
-            ]
+            wanted[f"slot-{slot_id}"] = [f"slot {slot_id}", Text("server", style="cyan"), str(n_decoded)]
+            wanted[f"slot-{slot_id}"] += ["—", "—", busy, "—", rate] + ["—"] * 6
+        self._slot_keys = self._sync(self._slot_keys, wanted)
+
+    def show_records(self, records: Iterable[RequestRecord], attributed_mj: dict[str, float]) -> None:
+        """spectop's own requests, newest first; a record's cells are formatted once."""
+        wanted: dict[str, list[object]] = {}
+        cache: dict[str, tuple[RequestRecord, float | None, list[object]]] = {}
         for r in reversed(list(records)):
-            wanted[r.request_id] = self.record_cells(r, attributed_mj.get(r.request_id))
-        for key in [k.value for k in self.rows if k.value not in wanted]:
+            mj = attributed_mj.get(r.request_id)
+            known = self._record_cells.get(r.request_id)
+            if known is None or known[0] is not r or known[1] != mj:
+                known = (r, mj, self.record_cells(r, mj))
+            cache[r.request_id] = known
+            wanted[r.request_id] = known[2]
+        self._record_cells = cache
+        self._record_keys = self._sync(self._record_keys, wanted)
+
+    def _sync(self, owned: set[str], wanted: dict[str, list[object]]) -> set[str]:
+        """Make the rows in `owned` those in `wanted`, touching only what differs; returns the new keys."""
+        changed = False
+        for key in owned - wanted.keys():
             self.remove_row(key)
+            del self._shown[key]
         for key, cells in wanted.items():
-            if key in self.rows:
-                for (_, column), value in zip(COLUMNS, cells):
-                    self.update_cell(key, column, value)
-            else:
+            signatures = tuple(_signature(c) for c in cells)
+            shown = self._shown.get(key)
+            if shown is None:
                 self.add_row(*cells, key=key)
-        if self._sort:
+                changed = True
+            elif shown != signatures:
+                for (_, column), value, was, now in zip(COLUMNS, cells, shown, signatures):
+                    if was != now:
+                        self._rewrite_cell(key, column, value)
+                changed = True
+            self._shown[key] = signatures
+        if changed and self._sort:
             self.sort(self._sort[0], key=_sortable, reverse=self._sort[1])
+        return set(wanted)
+
+    def _rewrite_cell(self, row_key: str, column: str, value: object) -> None:
+        """DataTable.update_cell, re-rendering only this row.
+
+        update_cell bumps the table's update count, which is part of every render cache key: every
+        visible cell is then rendered again (about 280 at 140x42), which made a poll cost ten times
+        a meter read. Here only the cell's row leaves the caches. This reads DataTable's private
+        caches, which is why the Textual stack is pinned exactly; the Pilot tests read the screen.
+        """
+        row = self.rows[RowKey(row_key)].key  # the key object the caches hold: compared by identity
+        index = self.get_row_index(row)
+        self._data[row][ColumnKey(column)] = value
+        for cell_key in [k for k in self._cell_render_cache.keys() if k[0] is row]:
+            self._cell_render_cache.discard(cell_key)
+        for row_render_key in [k for k in self._row_render_cache.keys() if k[0] is row]:
+            self._row_render_cache.discard(row_render_key)
+        for renderables_key in [k for k in self._row_renderable_cache.keys() if k[1] == index]:
+            self._row_renderable_cache.discard(renderables_key)
+        self._line_cache.clear()  # lines are rebuilt from the row caches, which still hold the others
+        self.refresh_row(index)
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
         column = str(event.column_key.value)

@@ -35,7 +35,7 @@ class SourceBar(Static):
     SourceBar { height: auto; padding: 0 1; background: $boost; }
     """
 
-    view: reactive[SourceView | None] = reactive(None, always_update=True, layout=True)
+    view: reactive[SourceView | None] = reactive(None, layout=True)
     """The sources and their state."""
 
     def render(self) -> Group:

@@ -1,0 +1,85 @@
+"""The live verdicts without a UI: the sweep curves between batches, the energy verdict, the void draft."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from collectors.live import LiveLedger
+from collectors.servers.snapshot import ServerSnapshot
+from collectors.sweep import summary
+from collectors.verdict import curve_at, curve_ratio_at, live_energy, verdict, void_warning
+from tests.collectors.sweep.test_summary import note25_rows
+
+NOTE25 = summary.summarize(note25_rows())
+URL = "http://127.0.0.1:8080"
+
+
+def test_curves_are_read_linearly_in_log_batch_and_clamped_at_the_ends():
+    plain = {t["batch"]: t["plain"]["mj_per_token"] for t in NOTE25["rows"]}
+    assert curve_at(NOTE25, "plain", 2) == pytest.approx(plain[2])
+    # 2.83 is halfway from 2 to 4 on a log axis: halfway between their figures
+    assert curve_at(NOTE25, "plain", 2 * math.sqrt(2)) == pytest.approx((plain[2] + plain[4]) / 2)
+    assert curve_at(NOTE25, "plain", 0.5) == pytest.approx(plain[1])
+    assert curve_at(NOTE25, "plain", 64) == pytest.approx(plain[16])
+    assert curve_ratio_at(NOTE25, 2) == pytest.approx(0.71, abs=0.01)
+    assert curve_at({"rows": []}, "plain", 2) is None
+
+
+def test_crossover_lies_on_the_same_line_as_the_ratio_curve():
+    cross = NOTE25["crossover"]
+    assert cross["below"] == 2 and cross["above"] == 4
+    assert curve_ratio_at(NOTE25, cross["batch"]) == pytest.approx(1.0, abs=0.005)
+
+
+def test_verdict_against_the_plain_curve():
+    plain_2 = curve_at(NOTE25, "plain", 2)
+    assert verdict(0.79 * plain_2, 2.0, NOTE25, True) == (
+        "drafting saves 21 % at 2.0 requests (vs the sweep's plain curve)"
+    )
+    assert verdict(1.12 * plain_2, 2.0, NOTE25, None).startswith("drafting costs 12 % more")
+    assert verdict(300.0, 2.0, NOTE25, False) == "not drafting; at 2.0 requests drafting would saves 29 %"
+    assert verdict(300.0, 2.0, None, True).startswith("no sweep yet")
+    assert verdict(None, 2.0, NOTE25, True).startswith("idle")
+
+
+def test_live_energy_gives_no_figure_while_a_sweep_runs():
+    live = LiveLedger()
+    for i in range(101):
+        live.add_power(i / 10, 40.0, 4.0 * i)
+    for t in range(1, 11):
+        live.add_snapshot(
+            ServerSnapshot(
+                url="u",
+                backend="llama.cpp",
+                taken_at_s=float(t),
+                status="ok",
+                window_s=1.0,
+                window_tokens=100,
+                slots_busy=2,
+                busy_slots_per_decode=2.0,
+                drafting=True,
+            )
+        )
+    now = live_energy(live, NOTE25, sweep_running=False)
+    assert now.mj_per_token == pytest.approx(400.0) and now.batch == 2.0
+    assert now.verdict.startswith("drafting costs 3 % more at 2.0 requests")  # plain at 2: 390 mJ
+    during = live_energy(live, NOTE25, sweep_running=True)
+    assert during.mj_per_token is None and "sweep running" in during.verdict
+
+
+@pytest.mark.parametrize(
+    ("draft_url", "draft_cmd", "drafting", "says"),
+    [
+        (None, "llama-server -m t.gguf -md d.gguf --port 8080", None, "--spec-type is missing"),
+        (None, "llama-server -m t.gguf -md d.gguf --spec-type draft-simple", True, None),
+        (URL + "/", None, False, "draft arm but drafts nothing"),
+        (URL, None, True, None),
+        ("http://127.0.0.1:9090", None, False, None),  # another server is the draft arm
+    ],
+)
+def test_void_warning(draft_url, draft_cmd, drafting, says):
+    snap = ServerSnapshot(url=URL, backend="llama.cpp", taken_at_s=1.0, status="ok", drafting=drafting)
+    warning = void_warning(URL, draft_url, draft_cmd, snap)
+    assert (warning is None) if says is None else (says in warning)

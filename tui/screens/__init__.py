@@ -1,0 +1,1 @@
+"""Screens of the Textual app: the dashboard (the dialogs and help live with the widgets)."""

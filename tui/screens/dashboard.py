@@ -1,0 +1,151 @@
+"""The dashboard screen: the source bar, the four live panels and the tabs, redrawn piece by piece.
+
+The App routes (it owns the state and the message handlers); this screen renders. It holds typed
+references to its children and has one `show_*` method per kind of change, so a meter read redraws
+the power and energy panels and never the requests table, and a poll never rebuilds the latency
+histogram. Panels compare each new view with the one they show and skip an equal one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from textual.app import ComposeResult
+from textual.containers import Grid
+from textual.screen import Screen
+from textual.widgets import Footer, TabbedContent, TabPane
+
+from collectors.meters import MeterInfo
+from collectors.model import RequestRecord
+from collectors.servers.snapshot import ServerSnapshot
+from collectors.sweep.runner import (
+    PointDone,
+    PointProgressed,
+    PointsAdded,
+    SweepEnded,
+    SweepEvent,
+    SweepStarted,
+)
+from collectors.verdict import LiveEnergy
+from tui.widgets.drafting_panel import DraftingPanel, DraftingView
+from tui.widgets.energy_panel import EnergyPanel
+from tui.widgets.latency_panel import LatencyPanel, LatencyView
+from tui.widgets.power_panel import PowerPanel, PowerView
+from tui.widgets.requests_table import RequestsTable
+from tui.widgets.source_bar import SourceBar, SourceView
+from tui.widgets.sweep_panel import SweepPanel
+from tui.widgets.throughput_panel import ThroughputPanel, ThroughputView
+
+LATENCY_RECORDS = 20  # the latency tab pools the gaps of this many recent requests
+SPARKLINE_POINTS = 120
+
+
+class DashboardScreen(Screen[None]):
+    """The main screen: what the App shows, one `show_*` call per kind of change."""
+
+    def __init__(self, server_url: str, meter: MeterInfo | None) -> None:
+        super().__init__()
+        self.server_url, self.meter = server_url, meter
+        self.source_bar = SourceBar(id="source-bar")
+        self.power_panel = PowerPanel(id="power")
+        self.throughput_panel = ThroughputPanel(id="throughput")
+        self.drafting_panel = DraftingPanel(id="drafting")
+        self.energy_panel = EnergyPanel(id="energy")
+        self.tabs = TabbedContent(id="tabs", initial="requests")
+        self.requests_table = RequestsTable(id="requests-table")
+        self.latency_panel = LatencyPanel(id="latency-panel")
+        self.sweep_panel = SweepPanel(id="sweep-panel")
+        self._sweep_total = 0  # points in the running sweep's schedule, refinement included
+
+    def compose(self) -> ComposeResult:
+        yield self.source_bar
+        with Grid(id="panels"):
+            yield self.power_panel
+            yield self.throughput_panel
+            yield self.drafting_panel
+            yield self.energy_panel
+        with self.tabs:
+            with TabPane("Requests", id="requests"):
+                yield self.requests_table
+            with TabPane("Latency", id="latency"):
+                yield self.latency_panel
+            with TabPane("Sweep", id="sweep"):
+                yield self.sweep_panel
+        yield Footer()
+
+    # -- live figures ------------------------------------------------------------------------------
+    def show_sources(
+        self,
+        snapshot: ServerSnapshot | None,
+        meter_error: str | None,
+        paused: bool,
+        void_warning: str | None,
+    ) -> None:
+        self.source_bar.view = SourceView(
+            self.server_url, snapshot, self.meter, meter_error, paused, void_warning
+        )
+
+    def show_power(
+        self, power_w: float | None, idle_w: float | None, history_w: Sequence[float], error: str | None
+    ) -> None:
+        history = tuple(history_w)[-SPARKLINE_POINTS:]
+        self.power_panel.view = PowerView(self.meter, power_w, idle_w, history, error)
+        self.power_panel.set_class(bool(error), "-failed")
+
+    def show_snapshot(
+        self, snapshot: ServerSnapshot, history_tok_s: Sequence[float], void_warning: str | None
+    ) -> None:
+        """Throughput and drafting: what one poll tells."""
+        self.throughput_panel.view = ThroughputView(snapshot, tuple(history_tok_s)[-SPARKLINE_POINTS:])
+        self.throughput_panel.set_class(not snapshot.ok, "-failed")
+        self.drafting_panel.view = DraftingView(snapshot, void_warning)
+        self.drafting_panel.set_class(bool(void_warning), "-failed")
+
+    def show_energy(self, energy: LiveEnergy) -> None:
+        self.energy_panel.view = energy
+
+    def show_slots(self, snapshot: ServerSnapshot | None, slot_tok_s: dict[int, float]) -> None:
+        """The server's busy slots in the requests table."""
+        slots = snapshot.busy_slot_tokens if snapshot else ()
+        self.requests_table.show_slots(snapshot, slots, slot_tok_s)
+
+    def show_records(self, records: Iterable[RequestRecord], attributed_mj: dict[str, float]) -> None:
+        """spectop's own requests: their rows, and the latency tab's pool of the recent ones."""
+        records = list(records)
+        self.requests_table.show_records(records, attributed_mj)
+        self.latency_panel.view = LatencyView(tuple(records[-LATENCY_RECORDS:]))
+
+    # -- the sweep ---------------------------------------------------------------------------------
+    def show_sweep_event(self, event: SweepEvent) -> None:
+        """A sweep event's mark on the sweep tab (its records and figures go through the App)."""
+        panel = self.sweep_panel
+        if isinstance(event, SweepStarted):
+            self._sweep_total = len(event.schedule)
+            panel.planned(event.schedule)
+            panel.status(f"measuring idle power… files in {event.run_dir}")
+        elif isinstance(event, PointProgressed):
+            panel.progressed(event.index, event.state, self._sweep_total, event.key.label)
+        elif isinstance(event, PointDone):
+            panel.point_done(event.index, event.row)
+        elif isinstance(event, PointsAdded):
+            self._sweep_total += len(event.keys)
+            panel.add_points(event.first_index, event.keys)
+        elif isinstance(event, SweepEnded):
+            panel.ended(event.summary, str(event.run_dir), event.cancelled, event.error)
+
+    def set_sweep_running(self, running: bool) -> None:
+        self.sweep_panel.set_running(running)
+
+    def show_sweep_status(self, text: str, style: str = "") -> None:
+        self.sweep_panel.status(text, style)
+
+    # -- layout ------------------------------------------------------------------------------------
+    def select_tab(self, tab: str) -> None:
+        self.tabs.active = tab
+
+    def toggle_panels(self) -> None:
+        self.toggle_class("-no-panels")
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        # on short terminals the sweep tab takes the panels' room (app.tcss)
+        self.set_class(event.pane.id == "sweep", "-sweep-tab")
