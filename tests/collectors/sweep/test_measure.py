@@ -85,7 +85,8 @@ async def test_a_vllm_point_flags_a_short_batch_and_other_traffic_from_its_count
     row, codes = await vllm_point(drafting)
     assert row["server_busy_per_decode"] == pytest.approx(2.0)
     assert row["server_tokens"] == 80 and row["committed_tokens"] == 64
-    assert (row["server_drafted"], row["server_accepted"], row["server_steps"]) == (60, 36, 20)
+    assert (row["server_drafted"], row["server_accepted"]) == (60, 36)
+    assert row["server_steps"] == 64  # every step: the step-latency histogram's observations
     assert "concurrency" in codes and "other-traffic" in codes
 
 
