@@ -74,6 +74,7 @@ def request_dict(record: RequestRecord) -> dict[str, Any]:
         "draft_n_accepted": record.draft_n_accepted,
         "acceptance": _round(record.acceptance),
         "steps": record.steps,
+        "steps_exact": record.steps_exact,
         "mean_advance": _round(record.mean_advance),
         "verified_width": _round(record.verified_width),
         "duration_s": _round(record.duration_s),

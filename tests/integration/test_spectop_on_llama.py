@@ -55,10 +55,11 @@ def test_drafting_server_records_match_the_servers_counters(llama_server, draft_
     assert 0 < accepted < drafted
     for r in records:
         assert r.ok and r.committed_tokens == 48
-        # each event is one token; bursts are verify steps: 1 prefill token + steps + accepted drafts
+        # steps come from the server's counts: 1 prefill token + steps + accepted drafts; the step
+        # keys' bursts agree unless a one-token step held back incomplete UTF-8 (no event of its own)
         assert sum(e.n_tokens for e in r.events) == 48
-        assert 1 + r.steps + r.draft_n_accepted == 48
-        assert r.mean_advance == pytest.approx(47 / r.steps)
+        assert r.steps_exact and 1 + r.steps + r.draft_n_accepted == 48
+        assert len(r.latency.burst_sizes) - 1 <= r.steps
         assert r.concurrency_max is not None and r.concurrency_max >= 1
     # the server counts verify steps only where a draft was made, spectop counts every decode step
     server_steps = (
