@@ -12,7 +12,9 @@ import pytest
 
 from collectors import promtext
 from collectors.servers import llamacpp
+from collectors.servers.base import window_delta
 from collectors.servers.llamacpp_slots import finished_requests, slot_states
+from collectors.sweep import checks
 from tests.fixtures import read_json, read_text, sse_lines
 
 URL = "http://127.0.0.1:8080"
@@ -202,3 +204,63 @@ async def test_a_request_finishing_between_the_reads_makes_the_window_approximat
     assert second.window_steps == 124 and second.window_steps_exact
     assert not third.window_steps_exact and third.window_approximate
     await collector.aclose()
+
+
+def test_steps_fewer_than_the_drafted_ones_mean_the_reads_disagree():
+    # /slots saw 5 requests finish but /metrics counted 100 tokens with 90 accepted over 10 drafted
+    # steps: 100 - 5 - 90 = 5 steps, fewer than drafted: impossible, so unknown
+    prev = poll(page("before"), slots(*[(i, True) for i in range(5)]), 0.0)
+    grown = at(
+        page("before"),
+        tokens_predicted_total=424 + 100,
+        spec_decode_num_accepted_tokens_total=73 + 90,
+        spec_decode_num_drafts_total=97 + 10,
+    )
+    cur = poll(grown, slots(*[(i, False) for i in range(5)]), 1.0)
+    snap = llamacpp.derive(prev, cur, URL)
+    assert snap.window_finished == 5 and snap.window_drafted_steps == 10
+    assert snap.window_steps is None and snap.mean_advance is None
+
+
+def test_steps_from_rounded_tokens_are_unknown_when_the_rounding_could_swamp_them():
+    # tokens past 2·10⁶ (± 10 over the window), accepted below 10⁶ (exact): 60 − 1 − 20 = 39 ± 10
+    prev = poll(at(page("before"), tokens_predicted_total=2_000_424), slots((1, True)), 0.0)
+    grown = at(page("before"), tokens_predicted_total=2_000_484, spec_decode_num_accepted_tokens_total=93)
+    snap = llamacpp.derive(prev, poll(grown, slots((1, False)), 1.0), URL)
+    assert snap.window_accepted == 20 and snap.window_finished == 1
+    assert snap.window_steps is None and snap.counters_rounded
+
+
+async def test_window_counters_at_2e6_give_the_sweep_its_tolerance():
+    values = dict(tokens_predicted_total=2_000_424, spec_decode_num_draft_tokens_total=104)
+    pages = iter(
+        [at(page("before"), **values), at(page("before"), **(values | {"tokens_predicted_total": 2_000_472}))]
+    )
+
+    def metrics(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, text=next(pages))
+
+    collector = llamacpp.LlamaCppCollector(
+        URL, client=httpx.AsyncClient(transport=httpx.MockTransport(metrics))
+    )
+    window = window_delta(await collector.window_counters(), await collector.window_counters())
+    # printed 2.00042e+06 and 2.00047e+06: 50 read for 48 generated, each read ± 5
+    assert window.tokens == 50 and window.tokens_tolerance == 10 and window.rounded
+    row = {"server_tokens": window.tokens, "server_tokens_tolerance": window.tokens_tolerance}
+    assert checks.other_traffic_flag(row | {"committed_tokens": 48}) is None
+    assert checks.other_traffic_flag(row | {"committed_tokens": 24}) is not None
+
+
+@pytest.mark.parametrize(("decodes", "expected"), [(300, None), (3000, pytest.approx(1.0, abs=0.01))])
+def test_busy_per_decode_past_2e6_decodes_is_kept_only_when_rounding_cannot_swamp_it(decodes, expected):
+    # one slot busy on every decode of the window; Σ busy = mean × n_decode, the mean printed with
+    # 6 digits (± 10 busy-decodes at 2·10⁶) and n_decode too (± 5 each read)
+    before = dict(n_decode_total=2_000_000, n_busy_slots_per_decode=1.5)
+    total = 2_000_000 + decodes
+    after = dict(n_decode_total=total, n_busy_slots_per_decode=(3_000_000 + decodes) / total)
+    snap = llamacpp.derive(
+        poll(at(page("before"), **before), slots((1, True)), 0.0),
+        poll(at(page("before"), **after), slots((1, True)), 1.0),
+        URL,
+    )
+    assert snap.busy_slots_per_decode == expected

@@ -151,6 +151,19 @@ def test_a_plain_server_drafts_nothing():
     assert snap.window_tokens == 300
 
 
+def test_a_drafting_server_without_accepted_counts_has_no_g():
+    # V0 (0.6.x) gauges say it drafts; without the counters nothing says what was accepted
+    gauge = (
+        "# HELP vllm:spec_decode_draft_acceptance_rate Speulative token acceptance rate.\n"
+        "# TYPE vllm:spec_decode_draft_acceptance_rate gauge\n"
+        'vllm:spec_decode_draft_acceptance_rate{model_name="m"} 0.6\n'
+    )
+    prev, cur = vllm_page([E0], spec=False) + gauge, vllm_page([E0.plus(D0)], spec=False) + gauge
+    snap = vllm.derive(raw(prev, 0.0), raw(cur, 1.0), URL)
+    assert snap.drafting is True and snap.window_steps == 100
+    assert snap.window_accepted is None and snap.mean_advance is None and snap.verified_width is None
+
+
 def test_older_names_are_mapped():
     page = vllm_page([E0], old_names=True) + (
         "# HELP vllm:spec_decode_draft_acceptance_rate Speulative token acceptance rate.\n"

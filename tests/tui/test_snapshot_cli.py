@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import threading
 from collections.abc import Iterator
@@ -10,10 +11,14 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
+from rich.console import Console
 
+from collectors.servers import llamacpp
 from tests.collectors.fake_servers import FakeVllm, Routes, VllmEngine
 from tests.collectors.fake_sglang import FakeSglang, SglangRank, SglangTokenizer
+from tests.tui.synthetic import raw
 from tui.cli import main
+from tui.commands.snapshot import render
 
 # counters as vLLM keeps them: generated = first tokens + steps + accepted (see test_vllm.py)
 ENGINES = [
@@ -134,3 +139,17 @@ def test_snapshot_of_sglang_prints_its_gauges(capsys):
     assert "yes (EAGLE3 steps=3 topk=1 draft_tokens=4)" in rows["drafting"]
     assert "(lower bound)" in rows["tokens/s (live)"]
     assert "40 decode iterations" in out
+
+
+def test_an_approximate_llama_window_is_marked_and_lifetime_rows_are_their_own():
+    # before → busy: slots changed tasks, so a request may have run unseen between the polls
+    snap = llamacpp.derive(
+        raw("draft-simple", "before", "idle", 0.0), raw("draft-simple", "busy", "busy", 1.0), "u"
+    )
+    out = io.StringIO()
+    Console(file=out, width=300).print(render(snap))
+    rows = {line.split("  ")[0].strip(): line for line in out.getvalue().splitlines() if line.strip()}
+    assert "≈ 1.50" in rows["mean committed advance G"]  # 1 + 64 / 127
+    assert "≈ 2.78" in rows["G per drafted step"]  # 1 + 64 / 36
+    assert "77.8 %" in rows["acceptance (lifetime)"]  # 137 / 176 since the server started
+    assert "run entirely between the polls" in out.getvalue()
