@@ -1,11 +1,10 @@
 """SGLang: poll /health, /v1/loads and (with --enable-metrics) /metrics, and once /server_info.
 
 Pitfalls handled (reference/vllm_sglang.md §3, §5.2): acceptance and accepted length are gauges
-over the last 40 decode iterations, with no live counter pair, so a `SglangSnapshot` carries the
-gauges as they are, shows them for a window only when it decoded (an idle server keeps the last
-values), keeps the lifetime length under its own name, and leaves drafted/accepted counts None; the tokenizer's token and verify
-counters move only when a request finishes, so live tokens/s comes from
-`realtime_tokens_total{mode="decode"}`; scheduler series repeat per tp_rank under
+over the last 40 decode iterations, with no live counter pair, so a `SglangSnapshot`
+(sglang_snapshot.py) carries the gauges as they are and leaves drafted/accepted counts None;
+the tokenizer's token and verify counters move only when a request finishes, so live tokens/s
+comes from `realtime_tokens_total{mode="decode"}`; scheduler series repeat per tp_rank under
 --enable-metrics-for-all-schedulers (never summed across tp_rank), carry the total under
 priority="" with priority scheduling, and are summed over dp_rank; /v1/loads counts running and
 waiting requests live, with or without --enable-metrics. A sweep window is bracketed by what
@@ -26,6 +25,7 @@ import httpx
 from collectors import promtext
 from collectors.servers import series, sglang_json
 from collectors.servers.base import Probe, ServerCollector, WindowCounters, json_body, json_with, model_owner
+from collectors.servers.sglang_snapshot import SglangSnapshot
 from collectors.servers.snapshot import ServerSnapshot
 
 BACKEND = "sglang"
@@ -44,47 +44,6 @@ def _total_only(labels: Mapping[str, str]) -> bool:
 
 def _decode(labels: Mapping[str, str]) -> bool:
     return labels.get("mode") == "decode" and _total_only(labels)
-
-
-@dataclass(frozen=True, slots=True)
-class SglangSnapshot(ServerSnapshot):
-    """A ServerSnapshot whose drafting figures come from SGLang's gauges, not from counts.
-
-    `spec_accept_length` is tokens committed per request per verify pass (the bonus token
-    included, the prefill token not) over the last 40 decode iterations: G, every step counted,
-    since each SGLang decode step is a verify pass. The gauges stay at their last value while the
-    server idles, so they stand for the window only when it decoded; the lifetime length has its
-    own name.
-    """
-
-    accept_rate_gauge: float | None = None  # sglang:spec_accept_rate, last 40 decode iterations
-    accept_length_gauge: float | None = None  # sglang:spec_accept_length, bonus token included
-    accept_length_lifetime: float | None = None  # since start (or the last /flush_cache)
-    verify_width_tokens: int | None = None  # speculative_num_draft_tokens now, the root included
-
-    def _decoded(self) -> bool:
-        return self.drafting is not False and bool(self.window_tokens)
-
-    @property
-    def acceptance(self) -> float | None:
-        return self.accept_rate_gauge if self._decoded() else None
-
-    @property
-    def mean_advance(self) -> float | None:
-        return self.accept_length_gauge if self._decoded() else None
-
-    @property
-    def mean_advance_lifetime(self) -> float | None:
-        return self.accept_length_lifetime if self.drafting is not False else None
-
-    @property
-    def verified_width(self) -> float | None:
-        width = self.verify_width_tokens if self.drafting is not False else None
-        return float(width) if width else None
-
-    @property
-    def survival(self) -> tuple[float, ...]:
-        return ()  # per-position counts exist only per request, in meta_info
 
 
 @dataclass
