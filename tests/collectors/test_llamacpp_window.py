@@ -10,7 +10,7 @@ import re
 import httpx
 import pytest
 
-from collectors import promtext
+from collectors import ledger, promtext
 from collectors.servers import llamacpp
 from collectors.servers.base import window_delta
 from collectors.servers.llamacpp_slots import finished_requests, slot_states
@@ -264,3 +264,10 @@ def test_busy_per_decode_past_2e6_decodes_is_kept_only_when_rounding_cannot_swam
         URL,
     )
     assert snap.busy_slots_per_decode == expected
+
+
+def test_every_step_count_over_both_capture_windows():
+    # before → after: 8 requests, 539 tokens, 143 accepted; their own timings sum to 124 + 264 steps
+    timings = [final_timings(name) for name in FIRST_FOUR]
+    timings += read_json("draft-simple.concurrent.timings.json").values()
+    assert ledger.every_step_count(539, 143, 8) == sum(own_steps(t) for t in timings) == 388
