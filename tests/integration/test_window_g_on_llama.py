@@ -23,7 +23,10 @@ def test_window_g_counts_the_steps_that_drafted_nothing(llama_server, draft_args
             await collector.poll()
             specs = [RequestSpec(prompt=f"the meter of rack {i} reads", max_tokens=40) for i in range(3)]
             records = await asyncio.gather(*(stream_request(client, server.url, s) for s in specs))
-            await asyncio.sleep(0.2)  # the slots are released after the last event
+            for _ in range(200):  # the slots are released just after the last event
+                if not await collector.busy_slots():
+                    break
+                await asyncio.sleep(0.05)
             return await collector.poll(), records
 
     snap, records = asyncio.run(scenario())
