@@ -135,9 +135,8 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
     delta = window_delta(counters(prev), now)
     before, after = prev.slot_states(), cur.slot_states()
     finished, finished_exact = finished_requests(before, after)
-    tokens, exact = generated_tokens(
-        before, after, delta.tokens if cur.metrics and prev.metrics else None, not delta.rounded
-    )
+    # the finished part is ± the counter's rounding: then the count is not exact either
+    tokens, exact = generated_tokens(before, after, delta.tokens, not delta.rounded)
     base["counters_rounded"] = delta.rounded
     window: dict[str, Any] = dict(
         window_s=window_s,
