@@ -117,7 +117,9 @@ def _pct(values: list[float], q: float) -> float | None:
     return float(np.percentile(values, q)) if values else None
 
 
-def drafting_counts(records: list[RequestRecord], server: WindowDelta) -> tuple[Any, ...]:
+def drafting_counts(
+    records: list[RequestRecord], server: WindowDelta
+) -> tuple[int | None, int | None, int | None, str | None]:
     """(drafted, accepted, steps, source): the requests' counts, else the counters', else unknown."""
     done = [r for r in records if r.ok]
     if done and all(r.steps_exact for r in done):
@@ -136,7 +138,7 @@ def window_figures(window: Window) -> dict[str, Any]:
     server = window_delta(window.before, window.after)
     drafted, accepted, steps, source = drafting_counts(records, server)
     if steps is not None:
-        advance = ledger.mean_committed_advance(accepted, steps)
+        advance = ledger.mean_committed_advance(accepted or 0, steps)
     else:  # no counts anywhere: tokens per burst after the first, flagged `steps-inferred`
         bursts = [size for r in records if r.ok for size in r.latency.burst_sizes[1:]]
         advance = ledger.mean_committed_advance(sum(bursts) - len(bursts), len(bursts))
