@@ -1,4 +1,9 @@
-"""Stable JSON forms of snapshots and request records (documented in the README)."""
+"""Stable JSON forms of snapshots and request records (documented in the README).
+
+Snapshot schema 2: `window_steps`, `steps_total`, G, width and survival count every decode step
+(schema 1 divided by the drafts counter on llama-server and vLLM) and window figures no longer
+fall back to lifetime counters, which have their own keys (`*_lifetime`).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ from collectors.meters.sampler import Sampler
 from collectors.model import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
 
-SNAPSHOT_SCHEMA = "spectop.snapshot/1"
+SNAPSHOT_SCHEMA = "spectop.snapshot/2"
 REQUEST_SCHEMA = "spectop.request/1"
 
 
@@ -39,8 +44,12 @@ def snapshot_dict(snap: ServerSnapshot) -> dict[str, Any]:
         schema=SNAPSHOT_SCHEMA,
         acceptance=_round(snap.acceptance),
         mean_advance=_round(snap.mean_advance),
+        advance_per_drafted_step=_round(snap.advance_per_drafted_step),
         verified_width=_round(snap.verified_width),
         survival=[_round(s) for s in snap.survival],
+        window_approximate=snap.window_approximate,
+        acceptance_lifetime=_round(snap.acceptance_lifetime),
+        mean_advance_lifetime=_round(snap.mean_advance_lifetime),
         live_tok_s=_round(snap.live_tok_s, 2),
         window_s=_round(snap.window_s, 3),
         busy_slots_per_decode=_round(snap.busy_slots_per_decode),
@@ -65,6 +74,7 @@ def request_dict(record: RequestRecord) -> dict[str, Any]:
         "draft_n_accepted": record.draft_n_accepted,
         "acceptance": _round(record.acceptance),
         "steps": record.steps,
+        "steps_exact": record.steps_exact,
         "mean_advance": _round(record.mean_advance),
         "verified_width": _round(record.verified_width),
         "duration_s": _round(record.duration_s),

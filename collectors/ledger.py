@@ -207,3 +207,13 @@ def attribute_energy_j(
             share = tokens[r.request_id] / total_tokens if total_tokens else 1.0 / len(active)
             per_request[r.request_id] += interval_j * share
     return per_request, unattributed
+
+
+def every_step_count(committed_tokens: int, accepted: int, requests: int) -> int:
+    """Decode steps of finished requests, every step counted (Eq. 4's steps): T − R − A.
+
+    Each request's first token comes from prefill; every later step commits its own token plus
+    the drafts it accepted, so the steps are the tokens after the first less the accepted ones.
+    Test: 539 tokens of 8 requests with 143 accepted took 388 steps, though only 111 drafted.
+    """
+    return committed_tokens - requests - accepted

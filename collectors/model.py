@@ -13,8 +13,10 @@ class RequestRecord:
     """One streamed request as spectop saw it, with the server's own counts.
 
     Committed tokens come from the server (`timings`/`usage`), never from counting events.
-    Steps are verify steps: bursts of events after the first token (which comes from prefill),
-    unless the server reported its own step count.
+    Steps are every decode (verify) step after the first token, which comes from prefill: from
+    the server's own counts where it gave them (`steps_exact`), else the bursts of events after
+    the first, which split and merge under load. Without the server's counts G is read from
+    those bursts and drafted/accepted, acceptance and width are unknown, never 0 or 1.00.
     """
 
     request_id: str
@@ -28,7 +30,7 @@ class RequestRecord:
     prompt_tokens: int | None = None
     draft_n: int | None = None  # absent when the server drafted nothing for this request
     draft_n_accepted: int | None = None
-    server_steps: int | None = None  # vLLM/SGLang report verify steps per request
+    server_steps: int | None = None  # every step, from the server's counts (streams.StreamState.steps)
     finish_reason: str | None = None
     model: str | None = None
     text_sha256: str = ""
@@ -52,6 +54,11 @@ class RequestRecord:
         return bool(self.draft_n)
 
     @property
+    def steps_exact(self) -> bool:
+        """The steps (and drafted/accepted counts) are the server's, not inferred from bursts."""
+        return self.server_steps is not None
+
+    @property
     def steps(self) -> int:
         if self.server_steps is not None:
             return self.server_steps
@@ -65,12 +72,17 @@ class RequestRecord:
 
     @property
     def mean_advance(self) -> float | None:
-        """G: tokens committed per verify step (1 + accepted/steps)."""
-        return ledger.mean_committed_advance(self.draft_n_accepted or 0, self.steps)
+        """G: tokens committed per verify step (1 + accepted/steps); from bursts without counts."""
+        if self.steps_exact:
+            return ledger.mean_committed_advance(self.draft_n_accepted or 0, self.steps)
+        after_first = self.latency.burst_sizes[1:]  # each burst: one step's own token + accepted
+        return ledger.mean_committed_advance(sum(after_first) - len(after_first), len(after_first))
 
     @property
     def verified_width(self) -> float | None:
-        """Mean positions the target verified per step (1 + drafted/steps)."""
+        """Mean positions the target verified per step (1 + drafted/steps); None without counts."""
+        if not self.steps_exact:
+            return None
         return ledger.mean_verified_width(self.draft_n or 0, self.steps)
 
     @property

@@ -1,6 +1,11 @@
 """Parse streamed responses (llama-server native and OpenAI-style SSE) into timed chunk events.
 
 Pure: fed (arrival time, data payload) pairs, so tests replay captured streams exactly.
+Pitfalls handled: a request's steps are taken from the server's own counts wherever it gives
+them (`steps()`), never from event bursts, which split and merge under load: llama-server's
+`timings` give committed and accepted tokens (steps = T − 1 − A; no `draft_n` means nothing was
+drafted), SGLang's `spec_verify_ct` counts every verify pass, and vLLM's `num_spec_steps` counts
+only steps that drafted, so there too steps = T − 1 − A, never fewer than the drafted steps.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from collectors import ledger
 from collectors.latency import ChunkEvent
 
 
@@ -23,7 +29,9 @@ class StreamState:
     prompt_tokens: int | None = None
     draft_n: int | None = None
     draft_n_accepted: int | None = None
-    server_steps: int | None = None
+    spec_reported: bool = False  # the server reported this request's drafting (absent counts: none)
+    verify_steps: int | None = None  # SGLang: verify passes, every decode step
+    drafted_steps: int | None = None  # vLLM: steps that had draft tokens
     finish_reason: str | None = None
     model: str | None = None
     error: str | None = None
@@ -38,6 +46,15 @@ class StreamState:
     @property
     def text_sha256(self) -> str:
         return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+    def steps(self) -> int | None:
+        """Every decode step after the first token, from the server's counts; None without them."""
+        if self.verify_steps is not None:
+            return self.verify_steps
+        if not self.spec_reported or self.committed_tokens is None:
+            return None
+        steps = ledger.every_step_count(self.committed_tokens, self.draft_n_accepted or 0, 1)
+        return max(steps, self.drafted_steps or 0, 0)
 
     def add_tokens(self, t_s: float, cumulative: int | None, text: str, step_key: float | None) -> None:
         """Record an event from a cumulative token count when the server gives one, else one per text."""
@@ -58,6 +75,7 @@ class StreamState:
     def take_timings(self, timings: dict[str, Any]) -> None:
         if "predicted_n" in timings:
             self.committed_tokens = int(timings["predicted_n"])
+            self.spec_reported = True  # llama-server's timings carry draft_n whenever it drafted
         if "prompt_n" in timings and self.prompt_tokens is None:
             self.prompt_tokens = int(timings["prompt_n"]) + int(timings.get("cache_n", 0))
         if "draft_n" in timings:
@@ -129,14 +147,16 @@ def feed_openai(state: StreamState, t_s: float, payload: dict[str, Any]) -> None
 def _take_spec_details(state: StreamState, payload: dict[str, Any]) -> None:
     vllm = ((payload.get("metrics") or {}).get("speculative_decoding")) or None
     if isinstance(vllm, dict):
+        state.spec_reported = True
         state.draft_n = int(vllm.get("num_draft_tokens", 0))
         state.draft_n_accepted = int(vllm.get("num_accepted_draft_tokens", 0))
-        state.server_steps = int(vllm.get("num_spec_steps", 0))
+        state.drafted_steps = int(vllm.get("num_spec_steps", 0))
     sglang = ((payload.get("sglext") or {}).get("spec_tokens_details")) or None
     if isinstance(sglang, dict):
+        state.spec_reported = True
         state.draft_n = int(sglang.get("spec_num_proposed_drafts", 0))
         state.draft_n_accepted = int(sglang.get("spec_num_correct_drafts", 0))
-        state.server_steps = int(sglang.get("spec_verify_ct", 0))
+        state.verify_steps = int(sglang.get("spec_verify_ct", 0))
 
 
 def _error_text(error: Any) -> str:

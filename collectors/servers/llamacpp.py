@@ -1,7 +1,13 @@
 """llama-server: poll /health, /props, /slots and /metrics into a ServerSnapshot.
 
 Pitfalls handled (reference/llama_server.md): token and speculative counters only move when a
-request finishes, so live tokens/s comes from the slots' `n_decoded`; `n_busy_slots_per_decode`
+request finishes, so live tokens/s comes from the slots' `n_decoded` (llamacpp_slots.py);
+`spec_decode_num_drafts_total` counts only steps that drafted (under `--spec-draft-p-min` some
+draft nothing, under ngram-simple it barely moves), so the window's steps are every step of the
+requests that finished, T − R − A, with R counted from /slots; a request finishing while /slots
+and /metrics are read would be counted in one window and its tokens in another, so /metrics is
+read again after /slots and a disagreement marks the count uncertain; doubles are printed with
+6 significant digits, so counters past 10⁶ are rounded (rounding.py); `n_busy_slots_per_decode`
 is a cumulative average, so the window's value is re-derived from two scrapes; `/props` always
 says `speculative.types: none`, so drafting is read from `/slots`; /metrics (501 without
 --metrics) and /slots (501 with --no-slots) may be off, and each says how to turn it on.
@@ -16,22 +22,29 @@ from typing import Any
 
 import httpx
 
-from collectors import promtext
-from collectors.servers.base import Probe, ServerCollector, WindowCounters, json_with, window_delta
+from collectors import ledger, promtext
+from collectors.servers import rounding
+from collectors.servers.base import (
+    Probe,
+    ServerCollector,
+    WindowCounters,
+    WindowDelta,
+    json_with,
+    window_delta,
+)
+from collectors.servers.llamacpp_slots import SlotState, finished_requests, generated_tokens, slot_states
 from collectors.servers.series import as_int
 from collectors.servers.snapshot import ServerSnapshot
 
 BACKEND = "llama.cpp"
 _P = "llamacpp:"
 _PER_POSITION = _P + "spec_decode_num_accepted_tokens_per_pos_total"
-
-
-@dataclass(frozen=True, slots=True)
-class SlotState:
-    slot_id: int
-    task_id: int | None
-    n_decoded: int
-    busy: bool
+_AT_FINISH = (
+    "tokens_predicted_total",
+    "tokens_predicted_seconds_total",
+    "spec_decode_num_draft_tokens_total",
+    "spec_decode_num_accepted_tokens_total",
+)
 
 
 @dataclass
@@ -48,6 +61,7 @@ class RawPoll:
     metrics: dict[str, list[promtext.Sample]] | None = None
     metrics_status: str = "ok"
     process_start: str | None = None
+    reads_agree: bool = True  # False: a request finished between the /slots and /metrics reads
     extra: dict[str, Any] = field(default_factory=dict)
 
     def metric(self, name: str) -> float | None:
@@ -58,23 +72,13 @@ class RawPoll:
         ordered = sorted(rows, key=lambda s: int(s.labels.get("position", 0)))
         return tuple(int(s.value) for s in ordered)
 
-    def slot_states(self) -> dict[int, SlotState]:
-        states = {}
-        for slot in self.slots or []:
-            next_token = slot.get("next_token") or [{}]
-            if isinstance(next_token, dict):  # older builds sent an object, this one a 1-element array
-                next_token = [next_token]
-            states[int(slot["id"])] = SlotState(
-                slot_id=int(slot["id"]),
-                task_id=slot.get("id_task"),
-                n_decoded=int(next_token[0].get("n_decoded", 0)),
-                busy=bool(slot.get("is_processing")),
-            )
-        return states
+    def slot_states(self) -> dict[int, SlotState] | None:
+        return slot_states(self.slots) if self.slots is not None else None
 
 
-def _delta(prev: float | None, cur: float | None) -> int | None:
-    return None if prev is None or cur is None else int(round(cur - prev))
+def finished_counts(metrics: dict[str, list[promtext.Sample]]) -> tuple[float | None, ...]:
+    """The counters that move when a request finishes: equal in two reads, none finished between."""
+    return tuple(promtext.scalar(metrics, _P + name) for name in _AT_FINISH)
 
 
 def restarted(prev: RawPoll, cur: RawPoll) -> bool:
@@ -88,37 +92,15 @@ def restarted(prev: RawPoll, cur: RawPoll) -> bool:
     return False
 
 
-def generated_tokens(prev: RawPoll, cur: RawPoll) -> tuple[int, bool]:
-    """Tokens generated between two polls, and whether the count is exact.
-
-    Running slots give their `n_decoded` growth; requests that finished in between are completed
-    from the `tokens_predicted_total` jump minus what was already seen of them.
-    """
-    before, after = prev.slot_states(), cur.slot_states()
-    generated = seen_of_finished = 0
-    for slot_id, now in after.items():
-        was = before.get(slot_id)
-        if was is not None and was.busy and now.busy and was.task_id == now.task_id:  # the same task
-            generated += max(0, now.n_decoded - was.n_decoded)
-            continue
-        if was is not None and was.busy:
-            seen_of_finished += was.n_decoded
-        if now.busy:
-            generated += now.n_decoded
-    finished_total = _delta(prev.metric("tokens_predicted_total"), cur.metric("tokens_predicted_total"))
-    if finished_total is None:
-        return generated, False
-    return generated + max(0, finished_total - seen_of_finished), True
-
-
 def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
     """A snapshot from the current poll, with window figures when a previous poll exists."""
     props = cur.props or {}
-    states = cur.slot_states()
+    states = cur.slot_states() or {}
     first_slot = (cur.slots or [{}])[0] if cur.slots else {}
     # only slots that have run a task carry params
     params: dict[str, Any] = next((s["params"] for s in cur.slots or [] if s.get("params")), {})
     spec_types = params.get("speculative.types")
+    now = counters(cur)
     base: dict[str, Any] = dict(
         url=url,
         backend=BACKEND,
@@ -136,11 +118,12 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
         spec_types=spec_types,
         requests_processing=as_int(cur.metric("requests_processing")),
         requests_deferred=as_int(cur.metric("requests_deferred")),
-        tokens_predicted_total=as_int(cur.metric("tokens_predicted_total")),
-        drafted_total=as_int(cur.metric("spec_decode_num_draft_tokens_total")),
-        accepted_total=as_int(cur.metric("spec_decode_num_accepted_tokens_total")),
-        steps_total=as_int(cur.metric("spec_decode_num_drafts_total")),
+        tokens_predicted_total=as_int(now.tokens),
+        drafted_total=as_int(now.drafted),
+        accepted_total=as_int(now.accepted),
+        drafted_steps_total=as_int(now.drafted_steps),
         per_position_total=cur.per_position(),
+        counters_rounded=any(now.errors.get(n, 0.0) > 0 for n in ("tokens", "drafted", "accepted")),
         metrics_status=cur.metrics_status,
         slots_status=cur.slots_status,
     )
@@ -149,24 +132,24 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
     if restarted(prev, cur):
         return ServerSnapshot(**base, restarted=True)
     window_s = cur.t_s - prev.t_s
-    tokens, exact = generated_tokens(prev, cur)
+    delta = window_delta(counters(prev), now)
+    before, after = prev.slot_states(), cur.slot_states()
+    finished, finished_exact = finished_requests(before, after)
+    # the finished part is ± the counter's rounding: then the count is not exact either
+    tokens, exact = generated_tokens(before, after, delta.tokens, not delta.rounded)
+    base["counters_rounded"] = delta.rounded
     window: dict[str, Any] = dict(
         window_s=window_s,
         window_tokens=tokens,
-        live_tok_s=tokens / window_s if window_s > 0 and cur.slots is not None else None,
+        live_tok_s=tokens / window_s if tokens is not None and window_s > 0 else None,
         live_tok_s_exact=exact,
-        window_drafted=_delta(
-            prev.metric("spec_decode_num_draft_tokens_total"),
-            cur.metric("spec_decode_num_draft_tokens_total"),
-        ),
-        window_accepted=_delta(
-            prev.metric("spec_decode_num_accepted_tokens_total"),
-            cur.metric("spec_decode_num_accepted_tokens_total"),
-        ),
-        window_steps=_delta(
-            prev.metric("spec_decode_num_drafts_total"), cur.metric("spec_decode_num_drafts_total")
-        ),
-        busy_slots_per_decode=window_busy_per_decode(prev, cur),
+        window_drafted=delta.drafted,
+        window_accepted=delta.accepted,
+        window_drafted_steps=delta.drafted_steps,
+        window_steps=every_step_count(delta, finished),
+        window_finished=finished,
+        window_steps_exact=finished_exact and prev.reads_agree and cur.reads_agree,
+        busy_slots_per_decode=delta.busy_per_decode,
     )
     before_pos, after_pos = prev.per_position(), cur.per_position()
     if after_pos:
@@ -175,24 +158,43 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
     return ServerSnapshot(**base, **window)
 
 
+def every_step_count(delta: WindowDelta, finished: int | None) -> int | None:
+    """Steps of the requests that finished in the window, every step counted: T − R − A.
+
+    None when a part is unknown, when rounding could move it by more than 5 %, or when it is
+    fewer than the steps that drafted (the reads disagree: a request finished between them).
+    """
+    if finished is None or delta.tokens is None or delta.accepted is None:
+        return None
+    steps = ledger.every_step_count(delta.tokens, delta.accepted, finished)
+    error = delta.errors.get("tokens", 0.0) + delta.errors.get("accepted", 0.0)
+    if steps < (delta.drafted_steps or 0) or steps < 0 or not rounding.trusted(steps, error):
+        return None
+    return steps
+
+
 def counters(raw: RawPoll) -> WindowCounters:
-    """The cumulative counters of one poll (None where /metrics is off or lacks them)."""
+    """The cumulative counters of one poll (None where /metrics is off or lacks them).
+
+    Every step is not among them: it needs the requests that finished (/slots), see `derive`.
+    """
     n_decode = raw.metric("n_decode_total")
     busy_mean = raw.metric("n_busy_slots_per_decode")  # Σ busy / n_decode since start
-    return WindowCounters(
+    values = dict(
         tokens=raw.metric("tokens_predicted_total"),
         drafted=raw.metric("spec_decode_num_draft_tokens_total"),
         accepted=raw.metric("spec_decode_num_accepted_tokens_total"),
-        steps=raw.metric("spec_decode_num_drafts_total"),
-        # undo the running average: Σ busy over all decodes, whose delta gives the window's mean
-        request_steps=busy_mean * n_decode if busy_mean is not None and n_decode is not None else None,
+        drafted_steps=raw.metric("spec_decode_num_drafts_total"),
         decode_steps=n_decode,
     )
-
-
-def window_busy_per_decode(prev: RawPoll, cur: RawPoll) -> float | None:
-    """Busy slots averaged over the decodes between two polls."""
-    return window_delta(counters(prev), counters(cur)).busy_per_decode
+    errors = {name: rounding.read_error(v, rounding.LLAMA_DIGITS) for name, v in values.items()}
+    request_steps = None
+    if busy_mean is not None and n_decode is not None:
+        # undo the running average: Σ busy over all decodes, whose delta gives the window's mean
+        request_steps = busy_mean * n_decode
+        mean_error = rounding.read_error(busy_mean, rounding.LLAMA_DIGITS)
+        errors["request_steps"] = busy_mean * errors["decode_steps"] + n_decode * mean_error
+    return WindowCounters(**values, request_steps=request_steps, errors=errors)
 
 
 class LlamaCppCollector(ServerCollector):
@@ -217,7 +219,8 @@ class LlamaCppCollector(ServerCollector):
         return json_with(await probe.get("/props"), "total_slots", "build_info")
 
     async def fetch(self) -> RawPoll:
-        """One raw poll of all four endpoints, concurrently. Never raises for HTTP trouble."""
+        """One raw poll of all four endpoints, concurrently, then /metrics once more (see
+        `reads_agree`). Never raises for HTTP trouble."""
         t_s = time.monotonic()
         get = self._client.get
         try:
@@ -227,6 +230,7 @@ class LlamaCppCollector(ServerCollector):
                 get(self.url + "/slots"),
                 get(self.url + "/metrics"),
             )
+            again = await get(self.url + "/metrics") if metrics.status_code == 200 else metrics
         except httpx.TransportError as exc:
             error, fix = self.unreachable(exc)
             return RawPoll(t_s, status="unreachable", error=error, fix=fix)
@@ -242,8 +246,12 @@ class LlamaCppCollector(ServerCollector):
         else:
             raw.slots_status = self.http_problem(slots, "/slots")
         if metrics.status_code == 200:
-            raw.metrics = promtext.parse(metrics.text)
+            raw.metrics = promtext.parse(again.text if again.status_code == 200 else metrics.text)
             raw.process_start = metrics.headers.get("Process-Start-Time-Unix")
+            # a request that finished between the two reads may be done in one and not the other
+            raw.reads_agree = again.status_code == 200 and finished_counts(
+                promtext.parse(metrics.text)
+            ) == finished_counts(raw.metrics)
         else:
             raw.metrics_status = self.http_problem(metrics, "/metrics")
         return raw

@@ -1,10 +1,10 @@
 """SGLang: poll /health, /v1/loads and (with --enable-metrics) /metrics, and once /server_info.
 
 Pitfalls handled (reference/vllm_sglang.md §3, §5.2): acceptance and accepted length are gauges
-over the last 40 decode iterations, with no live counter pair, so a `SglangSnapshot` carries the
-gauges as they are and leaves drafted/accepted counts None; the tokenizer's token and verify
-counters move only when a request finishes, so live tokens/s comes from
-`realtime_tokens_total{mode="decode"}`; scheduler series repeat per tp_rank under
+over the last 40 decode iterations, with no live counter pair, so a `SglangSnapshot`
+(sglang_snapshot.py) carries the gauges as they are and leaves drafted/accepted counts None;
+the tokenizer's token and verify counters move only when a request finishes, so live tokens/s
+comes from `realtime_tokens_total{mode="decode"}`; scheduler series repeat per tp_rank under
 --enable-metrics-for-all-schedulers (never summed across tp_rank), carry the total under
 priority="" with priority scheduling, and are summed over dp_rank; /v1/loads counts running and
 waiting requests live, with or without --enable-metrics. A sweep window is bracketed by what
@@ -25,6 +25,7 @@ import httpx
 from collectors import promtext
 from collectors.servers import series, sglang_json
 from collectors.servers.base import Probe, ServerCollector, WindowCounters, json_body, json_with, model_owner
+from collectors.servers.sglang_snapshot import SglangSnapshot
 from collectors.servers.snapshot import ServerSnapshot
 
 BACKEND = "sglang"
@@ -43,35 +44,6 @@ def _total_only(labels: Mapping[str, str]) -> bool:
 
 def _decode(labels: Mapping[str, str]) -> bool:
     return labels.get("mode") == "decode" and _total_only(labels)
-
-
-@dataclass(frozen=True, slots=True)
-class SglangSnapshot(ServerSnapshot):
-    """A ServerSnapshot whose drafting figures come from SGLang's gauges, not from counts."""
-
-    accept_rate_gauge: float | None = None  # sglang:spec_accept_rate, last 40 decode iterations
-    accept_length_gauge: float | None = None  # sglang:spec_accept_length, bonus token included
-    accept_length_lifetime: float | None = None  # since start (or the last /flush_cache)
-    verify_width_tokens: int | None = None  # speculative_num_draft_tokens now, the root included
-
-    @property
-    def acceptance(self) -> float | None:
-        return self.accept_rate_gauge if self.drafting is not False else None
-
-    @property
-    def mean_advance(self) -> float | None:
-        if self.drafting is False:
-            return None
-        return self.accept_length_gauge or self.accept_length_lifetime
-
-    @property
-    def verified_width(self) -> float | None:
-        width = self.verify_width_tokens if self.drafting is not False else None
-        return float(width) if width else None
-
-    @property
-    def survival(self) -> tuple[float, ...]:
-        return ()  # per-position counts exist only per request, in meta_info
 
 
 @dataclass

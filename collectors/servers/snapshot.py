@@ -1,4 +1,15 @@
-"""What one poll of a server says: identity, load, throughput and drafting, with the window's deltas."""
+"""What one poll of a server says: identity, load, throughput and drafting, with the window's deltas.
+
+One definition of each drafting figure (docs/energy-ledger.md), whatever the dialect:
+- steps are *every* decode step after a request's first token (Eq. 4), drafted or not; the
+  servers' drafts counters count only steps that drafted, so they have their own name
+  (`window_drafted_steps`, `advance_per_drafted_step`) and never stand in for steps;
+- G, verified width and survival S_j divide by those steps, so 1 + Σ S_j = G for one window;
+- a window figure is the window's or unknown (None): it never falls back to lifetime counters,
+  which have their own names (`acceptance_lifetime`, `mean_advance_lifetime`);
+- a window that may be off says so (`window_approximate`): counters printed rounded, or a
+  request that may have started and finished unseen between two polls.
+"""
 
 from __future__ import annotations
 
@@ -29,19 +40,24 @@ class ServerSnapshot:
     # window since the previous poll
     window_s: float | None = None
     live_tok_s: float | None = None  # tokens generated per second, in-flight requests included
-    live_tok_s_exact: bool = False  # False when finished requests' last tokens could not be counted
+    live_tok_s_exact: bool = False  # False: a lower bound (some tokens could not be counted)
     window_tokens: int | None = None
     window_drafted: int | None = None
     window_accepted: int | None = None
-    window_steps: int | None = None
+    window_steps: int | None = None  # every decode step after a request's first token
+    window_drafted_steps: int | None = None  # steps that drafted (the servers' drafts counter)
+    window_finished: int | None = None  # requests finished in the window, where that is counted
+    window_steps_exact: bool = True  # False: a request may have run unseen, adding one step each
     window_per_position: tuple[int, ...] = ()
     busy_slots_per_decode: float | None = None  # over the window, not since start
+    counters_rounded: bool = False  # a counter read was printed rounded (llama-server past 10⁶)
     restarted: bool = False
     # lifetime counters (since the server started)
     tokens_predicted_total: int | None = None
     drafted_total: int | None = None
     accepted_total: int | None = None
-    steps_total: int | None = None
+    steps_total: int | None = None  # every decode step, where the server counts them all
+    drafted_steps_total: int | None = None
     per_position_total: tuple[int, ...] = ()
     busy_slot_tokens: tuple[tuple[int, int], ...] = ()  # (slot id, tokens decoded so far) of busy slots
     metrics_status: str = "ok"  # or why /metrics is unavailable and how to enable it
@@ -52,37 +68,60 @@ class ServerSnapshot:
         return self.status == "ok"
 
     @property
+    def window_approximate(self) -> bool:
+        """The window's drafting figures may be off: rounded counters or an uncertain step count."""
+        return self.counters_rounded or (self.window_steps is not None and not self.window_steps_exact)
+
+    @property
     def acceptance(self) -> float | None:
-        """Accepted over drafted in the window, else since start; None when nothing was drafted."""
-        if self.window_drafted:
-            return ledger.acceptance(self.window_drafted, self.window_accepted or 0)
-        if self.drafted_total:
-            return ledger.acceptance(self.drafted_total, self.accepted_total or 0)
-        return None
+        """Accepted over drafted in the window; None when the window drafted nothing (or is unknown)."""
+        if not self.window_drafted:
+            return None
+        return ledger.acceptance(self.window_drafted, self.window_accepted or 0)
 
     @property
     def mean_advance(self) -> float | None:
-        """G = 1 + accepted/steps, over the window if it had steps, else since start."""
-        if self.window_steps:
-            return ledger.mean_committed_advance(self.window_accepted or 0, self.window_steps)
-        if self.steps_total:
-            return ledger.mean_committed_advance(self.accepted_total or 0, self.steps_total)
-        return None
+        """G = 1 + accepted / steps over the window, every step counted; None when unknown."""
+        if not self.window_steps or self.window_accepted is None:
+            return None
+        return ledger.mean_committed_advance(self.window_accepted, self.window_steps)
+
+    @property
+    def advance_per_drafted_step(self) -> float | None:
+        """1 + accepted / steps that drafted: the servers' "mean acceptance length", not G."""
+        if not self.window_drafted_steps or self.window_accepted is None:
+            return None
+        return ledger.mean_committed_advance(self.window_accepted, self.window_drafted_steps)
 
     @property
     def verified_width(self) -> float | None:
-        """Mean positions verified per step: 1 + drafted/steps."""
-        if self.window_steps:
-            return ledger.mean_verified_width(self.window_drafted or 0, self.window_steps)
-        if self.steps_total:
-            return ledger.mean_verified_width(self.drafted_total or 0, self.steps_total)
-        return None
+        """Mean positions verified per step, 1 + drafted / steps over the window."""
+        if not self.window_steps or self.window_drafted is None:
+            return None
+        return ledger.mean_verified_width(self.window_drafted, self.window_steps)
 
     @property
     def survival(self) -> tuple[float, ...]:
-        """Per-position acceptance S_j = accepted at position j / steps (window, else since start)."""
-        if self.window_steps and self.window_per_position:
-            return tuple(ledger.survival_from_positions(self.window_per_position, self.window_steps))
-        if self.steps_total and self.per_position_total:
-            return tuple(ledger.survival_from_positions(self.per_position_total, self.steps_total))
-        return ()
+        """S_j = share of the window's steps whose accepted run reached position j.
+
+        Steps that drafted nothing or whose draft stopped before j (p-min, a short n-gram match)
+        count as not reaching it, so 1 + Σ S_j = G; this is not Eq. 5's survival given that
+        position j was drafted, which no server exposes when drafts vary in length.
+        """
+        if not self.window_steps or not self.window_per_position:
+            return ()
+        return tuple(ledger.survival_from_positions(self.window_per_position, self.window_steps))
+
+    @property
+    def acceptance_lifetime(self) -> float | None:
+        """Accepted over drafted since the server started."""
+        if not self.drafted_total:
+            return None
+        return ledger.acceptance(self.drafted_total, self.accepted_total or 0)
+
+    @property
+    def mean_advance_lifetime(self) -> float | None:
+        """G since the server started, where it counts every step (not llama-server)."""
+        if not self.steps_total or self.accepted_total is None:
+            return None
+        return ledger.mean_committed_advance(self.accepted_total, self.steps_total)

@@ -7,6 +7,11 @@ a restart shows as a new `*_created` stamp, or (multiprocess mode, no stamps) as
 backwards; spec series exist only when spec decoding is configured, and `--disable-log-stats`
 removes every engine series. A sweep window's requests per step is the sum over engines (each
 engine steps on its own), so a data-parallel server running B requests reads B, not B/engines.
+`spec_decode_num_drafts_total` counts only (request, step) pairs that had draft tokens (n-gram
+and suffix steps with no match are left out, `scheduler.py` `update_from_output`), so the
+window's steps are the step-latency histogram's observations instead: one per request per
+engine step after its first token (`IterationStats.update_from_output`), every step counted.
+A server without spec series drafts nothing: its drafted and accepted counts are 0, not unknown.
 """
 
 from __future__ import annotations
@@ -33,7 +38,8 @@ PER_POSITION = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
 RUNNING = "vllm:num_requests_running"
 WAITING = "vllm:num_requests_waiting"
 STEPS_HISTOGRAM = "vllm:iteration_tokens_total_count"  # one observation per engine step
-# one observation per request per engine step; the older name went away by 0.27
+# one observation per request per engine step
+# (every decode step after a request's first token); the older name went away by 0.27
 STEP_LATENCY = ("vllm:inter_token_latency_seconds_count", "vllm:time_per_output_token_seconds_count")
 V0_SPEC_GAUGES = ("vllm:spec_decode_draft_acceptance_rate", "vllm:spec_decode_efficiency")
 COUNTERS = (GENERATED, DRAFTS, DRAFT_TOKENS, ACCEPTED, PER_POSITION, "vllm:prompt_tokens_total")
@@ -56,6 +62,15 @@ class RawPoll:
 
     def total(self, name: str) -> float | None:
         return series.total(self.metrics, name)
+
+    def spec_total(self, name: str) -> float | None:
+        """A spec counter summed over engines; 0 on a server that does not draft (no spec series)."""
+        return 0.0 if drafting(self) is False else self.total(name)
+
+    def steps(self) -> float | None:
+        """Every decode step after each request's first token, summed over engines."""
+        name = self.step_latency_name()
+        return self.total(name) if name else None
 
     def step_latency_name(self) -> str | None:
         return next((n for n in STEP_LATENCY if self.metrics and n in self.metrics), None)
@@ -137,9 +152,10 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
         requests_processing=running,
         requests_deferred=series.as_int(cur.total(WAITING)),
         tokens_predicted_total=series.as_int(cur.total(GENERATED)),
-        drafted_total=series.as_int(cur.total(DRAFT_TOKENS)),
-        accepted_total=series.as_int(cur.total(ACCEPTED)),
-        steps_total=series.as_int(cur.total(DRAFTS)),
+        drafted_total=series.as_int(cur.spec_total(DRAFT_TOKENS)),
+        accepted_total=series.as_int(cur.spec_total(ACCEPTED)),
+        steps_total=series.as_int(cur.steps()),
+        drafted_steps_total=series.as_int(cur.spec_total(DRAFTS)),
         per_position_total=cur.per_position(),
         metrics_status=cur.metrics_status,
         slots_status="ok"
@@ -158,8 +174,11 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
         return ServerSnapshot(**base, restarted=True)
     window_s = cur.t_s - prev.t_s
 
-    def grew(name: str) -> int | None:
-        return series.as_int(series.delta(prev.metrics, cur.metrics, name))
+    def grew(name: str | None) -> int | None:
+        return series.as_int(series.delta(prev.metrics, cur.metrics, name)) if name else None
+
+    def spec_grew(name: str) -> int | None:
+        return 0 if drafting(cur) is False else grew(name)
 
     tokens = grew(GENERATED)
     window: dict[str, Any] = dict(
@@ -167,9 +186,10 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
         window_tokens=tokens,
         live_tok_s=tokens / window_s if tokens is not None and window_s > 0 else None,
         live_tok_s_exact=tokens is not None,  # the counter includes running requests' tokens
-        window_drafted=grew(DRAFT_TOKENS),
-        window_accepted=grew(ACCEPTED),
-        window_steps=grew(DRAFTS),
+        window_drafted=spec_grew(DRAFT_TOKENS),
+        window_accepted=spec_grew(ACCEPTED),
+        window_steps=grew(cur.step_latency_name()),
+        window_drafted_steps=spec_grew(DRAFTS),
         busy_slots_per_decode=requests_per_step(prev, cur),
     )
     before, after = prev.per_position(), cur.per_position()
@@ -197,15 +217,15 @@ def counters(raw: RawPoll) -> WindowCounters | None:
     """The engine counters of one poll, summed over engines; None without engine series."""
     if raw.metrics is None or not any(n.startswith(PREFIX) for n in raw.metrics):
         return None
-    name = raw.step_latency_name()
     engines = len(series.series(raw.metrics, STEPS_HISTOGRAM))
     steps = raw.total(STEPS_HISTOGRAM)
     return WindowCounters(
         tokens=raw.total(GENERATED),  # every emitted token, counted each engine step
-        drafted=raw.total(DRAFT_TOKENS),
-        accepted=raw.total(ACCEPTED),
-        steps=raw.total(DRAFTS),
-        request_steps=raw.total(name) if name else None,
+        drafted=raw.spec_total(DRAFT_TOKENS),
+        accepted=raw.spec_total(ACCEPTED),
+        steps=raw.steps(),
+        drafted_steps=raw.spec_total(DRAFTS),
+        request_steps=raw.steps(),
         # steps per engine: requests per step then adds up over engines that step in parallel
         decode_steps=steps / engines if steps is not None and engines else None,
     )

@@ -13,17 +13,10 @@ def flag(code: str, message: str) -> dict[str, str]:
 
 
 def point_flags(row: Row, max_tokens: int, meter_method: str) -> list[dict[str, str]]:
-    """Flags a point earns on its own: void draft, low concurrency, early stops, meter trouble."""
-    flags = []
-    batch, arm = row["batch"], row["arm"]
-    if arm == "draft" and not row["drafted"]:
-        flags.append(
-            flag(
-                "void",
-                "the draft arm drafted nothing: a void point (llama-server needs "
-                "--spec-type draft-simple as well as -md)",
-            )
-        )
+    """Flags a point earns on its own: void or unknown drafting, low concurrency, early stops,
+    meter trouble, other traffic."""
+    batch = row["batch"]
+    flags = drafting_flags(row)
     server_mean = row.get("server_busy_per_decode")
     busy_max = row.get("concurrency_max")
     if server_mean is not None:
@@ -70,16 +63,55 @@ def point_flags(row: Row, max_tokens: int, meter_method: str) -> list[dict[str, 
         )
     if meter_method == "estimate":
         flags.append(flag("estimate", "energy is a CPU-load estimate, not a measurement"))
-    server_tokens = row.get("server_tokens")
-    if server_tokens is not None and server_tokens != row["committed_tokens"]:
+    traffic = other_traffic_flag(row)
+    return flags + ([traffic] if traffic else [])
+
+
+def drafting_flags(row: Row) -> list[dict[str, str]]:
+    """A draft point that drafted nothing is void; one whose server gave no counts is unknown."""
+    if row["arm"] != "draft":
+        return []
+    if row["drafted"] == 0:
+        return [
+            flag(
+                "void",
+                "the draft arm drafted nothing: a void point (llama-server needs "
+                "--spec-type draft-simple as well as -md)",
+            )
+        ]
+    flags = []
+    if row["drafted"] is None:
         flags.append(
             flag(
-                "other-traffic",
-                f"the server generated {server_tokens} tokens in the window, "
-                f"spectop's requests {row['committed_tokens']}: other traffic was running",
+                "drafting-unknown",
+                "the server reported no drafted or accepted counts, per request or on /metrics "
+                "(vLLM: start it with --per-request-spec-decode-metrics summary, or without "
+                "--disable-log-stats): acceptance and width are unknown",
+            )
+        )
+    if not row.get("steps_exact", True) and row.get("mean_advance") is not None:
+        flags.append(
+            flag(
+                "steps-inferred",
+                "G is read from stream bursts, not the server's step counts: under load bursts "
+                "split and merge, so G may be off",
             )
         )
     return flags
+
+
+def other_traffic_flag(row: Row) -> dict[str, str] | None:
+    """The server generated more (or fewer) tokens than spectop's requests, beyond its rounding."""
+    server_tokens = row.get("server_tokens")
+    tolerance = row.get("server_tokens_tolerance") or 0
+    if server_tokens is None or abs(server_tokens - row["committed_tokens"]) <= tolerance:
+        return None
+    rounded = f" (± {tolerance}: its counters are printed rounded)" if tolerance else ""
+    return flag(
+        "other-traffic",
+        f"the server generated {server_tokens} tokens in the window{rounded}, "
+        f"spectop's requests {row['committed_tokens']}: other traffic was running",
+    )
 
 
 def mismatch_flag(row: Row, reference: Row | None) -> dict[str, str] | None:

@@ -3,6 +3,11 @@
 Pitfalls handled: the server's counters are read through its dialect's `window_counters()`, so the
 concurrency and other-traffic checks work on every dialect that has counters (and are left to the
 busy samples on one that has none); a throttled meter's stale mark does not stretch the window.
+Drafted, accepted and steps (every step) come from the requests' own counts when the server gave
+them, else from its counters around the window (vLLM without per-request metrics), else they are
+unknown (None) and G is read from stream bursts (`steps_exact` False), never 0 drafted or G 1.00
+from missing data; counters the server printed rounded are marked (`counters_rounded`) and the
+token comparison allows for them (`server_tokens_tolerance`).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from collectors import latency, ledger
 from collectors.client import RequestSpec, sample_busy, stream_request
 from collectors.meters.base import MeterReading
 from collectors.model import RequestRecord
-from collectors.servers.base import Collector, WindowCounters, window_delta
+from collectors.servers.base import Collector, WindowCounters, WindowDelta, window_delta
 
 MARK_TOLERANCE_S = 0.25  # a mark further than this from the window's edge is not that edge
 
@@ -112,13 +117,31 @@ def _pct(values: list[float], q: float) -> float | None:
     return float(np.percentile(values, q)) if values else None
 
 
+def drafting_counts(
+    records: list[RequestRecord], server: WindowDelta
+) -> tuple[int | None, int | None, int | None, str | None]:
+    """(drafted, accepted, steps, source): the requests' counts, else the counters', else unknown."""
+    done = [r for r in records if r.ok]
+    if done and all(r.steps_exact for r in done):
+        drafted = sum(r.draft_n or 0 for r in done)
+        accepted = sum(r.draft_n_accepted or 0 for r in done)
+        return drafted, accepted, sum(r.steps for r in done), "requests"
+    if server.drafted is not None and server.accepted is not None and server.steps is not None:
+        return server.drafted, server.accepted, server.steps, "server counters"
+    return None, None, None, None
+
+
 def window_figures(window: Window) -> dict[str, Any]:
     """Token, drafting, concurrency and latency figures of a window (energy is added by the caller)."""
     records = window.records
     committed = sum(r.committed_tokens or 0 for r in records)
-    drafted = sum(r.draft_n or 0 for r in records)
-    accepted = sum(r.draft_n_accepted or 0 for r in records)
-    steps = sum(r.steps for r in records)
+    server = window_delta(window.before, window.after)
+    drafted, accepted, steps, source = drafting_counts(records, server)
+    if steps is not None:
+        advance = ledger.mean_committed_advance(accepted or 0, steps)
+    else:  # no counts anywhere: tokens per burst after the first, flagged `steps-inferred`
+        bursts = [size for r in records if r.ok for size in r.latency.burst_sizes[1:]]
+        advance = ledger.mean_committed_advance(sum(bursts) - len(bursts), len(bursts))
     chunk_gaps = [g for r in records for g in latency.chunk_gaps_ms(r.events)]
     step_gaps = [g for r in records for g in latency.step_gaps_ms(r.events, drafting=bool(r.draft_n))]
     ttfts = [r.latency.ttft_ms for r in records if r.latency.ttft_ms is not None]
@@ -128,9 +151,13 @@ def window_figures(window: Window) -> dict[str, Any]:
         "drafted": drafted,
         "accepted": accepted,
         "steps": steps,
-        "acceptance": ledger.acceptance(drafted, accepted),
-        "mean_advance": ledger.mean_committed_advance(accepted, steps),
-        "verified_width": ledger.mean_verified_width(drafted, steps),
+        "steps_exact": source is not None,
+        "drafting_source": source,
+        "acceptance": ledger.acceptance(drafted, accepted or 0) if drafted is not None else None,
+        "mean_advance": advance,
+        "verified_width": ledger.mean_verified_width(drafted, steps)
+        if drafted is not None and steps
+        else None,
         "concurrency_mean": statistics.fmean(window.busy_samples) if window.busy_samples else None,
         "concurrency_max": max(window.busy_samples) if window.busy_samples else None,
         "ttft_ms_p50": _pct(ttfts, 50),
@@ -142,13 +169,15 @@ def window_figures(window: Window) -> dict[str, Any]:
         "step_gap_ms_p99": _pct(step_gaps, 99),
     }
     # the server's own counts (llama-server and SGLang count a request when it ends)
-    server = window_delta(window.before, window.after)
     figures.update(
         server_tokens=server.tokens,
+        server_tokens_tolerance=server.tokens_tolerance,
         server_drafted=server.drafted,
         server_accepted=server.accepted,
         server_steps=server.steps,
+        server_drafted_steps=server.drafted_steps,
         server_busy_per_decode=server.busy_per_decode,
+        counters_rounded=server.rounded,
     )
     if figures["server_busy_per_decode"] is not None:
         # busy slots averaged over every decode of the window: the batch the server actually ran
@@ -160,6 +189,7 @@ def window_figures(window: Window) -> dict[str, Any]:
             "draft_n": r.draft_n,
             "draft_n_accepted": r.draft_n_accepted,
             "steps": r.steps,
+            "steps_exact": r.steps_exact,
             "ttft_ms": r.latency.ttft_ms,
             "tok_s": r.tok_s,
             "finish_reason": r.finish_reason,

@@ -208,15 +208,17 @@ vllm:inter_token_latency_seconds_sum{engine="0",model_name="meta-llama/Llama-3.1
 """
 
 
-def chat_stream(tokens: int) -> bytes:
-    """A streamed chat answer of `tokens` one-token chunks with continuous usage, then [DONE]."""
+def chat_stream(tokens: int, burst: int = 1) -> bytes:
+    """A streamed chat answer of `tokens` tokens with continuous usage, then [DONE]: the first token
+    in a chunk of its own, the rest `burst` tokens a chunk (one verify step each)."""
+    counts = [1, *range(1 + burst, tokens, burst), tokens] if tokens > 1 else [1]
     chunks = [
         {
             "model": MODEL,
             "choices": [{"index": 0, "delta": {"content": f"t{i} "}, "finish_reason": None}],
             "usage": {"prompt_tokens": 12, "completion_tokens": i, "total_tokens": 12 + i},
         }
-        for i in range(1, tokens + 1)
+        for i in counts
     ]
     chunks[-1]["choices"][0]["finish_reason"] = "length"
     lines = [f"data: {json.dumps(c)}\n\n" for c in chunks] + ["data: [DONE]\n\n"]
@@ -240,6 +242,7 @@ class FakeVllm:
     )
     per_request: VllmEngine | None = None
     answer_tokens: int = 16
+    answer_burst: int = 1  # tokens per chunk after the first
     hits: dict[str, int] = field(default_factory=dict)
 
     def __call__(self, path: str, query: dict[str, str]) -> Answer:
@@ -249,7 +252,7 @@ class FakeVllm:
         if path == "/v1/chat/completions":
             if self.per_request is not None:
                 self.engines = [self.engines[0].plus(self.per_request), *self.engines[1:]]
-            return 200, "text/event-stream", chat_stream(self.answer_tokens)
+            return 200, "text/event-stream", chat_stream(self.answer_tokens, self.answer_burst)
         if path == "/version":
             return json_answer({"version": "0.33.0"})
         if path == "/v1/models":

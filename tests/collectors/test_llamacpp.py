@@ -36,9 +36,12 @@ def test_identity_and_drafting_from_real_draft_server():
     assert snap.slots_total == 4 and snap.slots_busy == 0
     assert snap.drafting is True
     assert snap.spec_types == "none,draft-simple"
-    # lifetime: 73 accepted of 104 drafted over 97 steps
-    assert snap.acceptance == pytest.approx(73 / 104)
-    assert snap.mean_advance == pytest.approx(1 + 73 / 97)
+    # one poll has no window: its figures are unknown, not the lifetime counters under their names
+    assert snap.acceptance is None and snap.mean_advance is None and snap.survival == ()
+    # lifetime: 73 accepted of 104 drafted; 97 steps drafted, but the steps that drafted nothing are
+    # not counted anywhere, so llama-server has no lifetime G
+    assert snap.acceptance_lifetime == pytest.approx(73 / 104)
+    assert snap.drafted_steps_total == 97 and snap.steps_total is None and snap.mean_advance_lifetime is None
     assert snap.per_position_total == (66, 7, 0, 0)
 
 
@@ -46,7 +49,7 @@ def test_identity_and_drafting_from_real_draft_server():
 def test_plain_and_void_servers_do_not_draft(prefix):
     snap = llamacpp.derive(None, raw(prefix, "after", "idle", 0.0), URL)
     assert snap.drafting is False
-    assert snap.acceptance is None and snap.mean_advance is None
+    assert snap.acceptance is None and snap.mean_advance is None and snap.acceptance_lifetime is None
     assert snap.drafted_total == 0
 
 
@@ -55,10 +58,21 @@ def test_window_deltas_between_real_scrapes():
     busy = raw("draft-simple", "busy", "busy", 12.0)
     snap = llamacpp.derive(before, busy, URL)
     assert snap.window_s == pytest.approx(2.0)
-    assert (snap.window_drafted, snap.window_accepted, snap.window_steps) == (176 - 104, 137 - 73, 133 - 97)
+    assert (snap.window_drafted, snap.window_accepted, snap.window_drafted_steps) == (
+        176 - 104,
+        137 - 73,
+        133 - 97,
+    )
     assert snap.acceptance == pytest.approx(64 / 72)
     assert snap.window_per_position == (34, 24, 4, 2)
-    assert snap.survival[0] == pytest.approx(34 / 36)
+    # every step of the finished requests: 192 tokens, less one prefill token per finished request
+    # (slot 1 ran task 463 and is idle), less 64 accepted; slots 0, 1 and 3 changed task, so a
+    # request may have run unseen between the polls: the count is marked approximate
+    assert snap.window_finished == 1 and snap.window_steps == 192 - 1 - 64
+    assert not snap.window_steps_exact and snap.window_approximate
+    assert snap.mean_advance == pytest.approx(1 + 64 / 127)
+    assert snap.advance_per_drafted_step == pytest.approx(1 + 64 / 36)
+    assert snap.survival[0] == pytest.approx(34 / 127)
     assert snap.slots_busy == 2
     # in flight: slot 0 (new task, 0 decoded) and slot 3 (new task, 49 decoded); finished: 616 - 424
     assert snap.window_tokens == 49 + (616 - 424)
@@ -183,12 +197,14 @@ async def test_window_counters_give_the_same_window_as_two_snapshots():
     snap = llamacpp.derive(
         raw("draft-simple", "before", "idle", 0.0), raw("draft-simple", "busy", "busy", 1.0), URL
     )
-    assert (window.drafted, window.accepted, window.steps) == (72, 64, 36)
-    assert (window.drafted, window.accepted, window.steps) == (
+    assert (window.drafted, window.accepted, window.drafted_steps) == (72, 64, 36)
+    assert (window.drafted, window.accepted, window.drafted_steps) == (
         snap.window_drafted,
         snap.window_accepted,
-        snap.window_steps,
+        snap.window_drafted_steps,
     )
+    assert window.steps is None  # every step needs the finished requests, which /metrics lacks
+    assert not window.rounded and window.tokens_tolerance == 0
     assert window.tokens == 616 - 424  # finished requests only: llama-server counts at the end
     assert window.busy_per_decode == snap.busy_slots_per_decode == pytest.approx((1.00192 * 521 - 351) / 170)
     off = llamacpp.LlamaCppCollector(URL, client=fake_server(metrics_status=501))

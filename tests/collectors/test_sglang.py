@@ -37,10 +37,11 @@ def test_the_reference_excerpt_and_server_info_fragment():
     snap = sglang.derive(None, raw(SGLANG_REFERENCE_PAGE, 0.0, info=server_info()), URL)
     assert isinstance(snap, sglang.SglangSnapshot) and snap.backend == "sglang"
     assert snap.drafting is True and snap.spec_types == "EAGLE3 steps=3 topk=1 draft_tokens=4"
-    assert snap.acceptance == pytest.approx(0.6)  # the 40-iteration gauge, as it is
-    assert snap.mean_advance == pytest.approx(2.8)
+    # the 40-iteration gauges, as they are; one poll has no window to show them for
+    assert snap.accept_rate_gauge == pytest.approx(0.6) and snap.accept_length_gauge == pytest.approx(2.8)
+    assert snap.acceptance is None and snap.mean_advance is None
     assert snap.verified_width == pytest.approx(4.0)
-    assert snap.accept_length_lifetime == pytest.approx(2.71)
+    assert snap.accept_length_lifetime == snap.mean_advance_lifetime == pytest.approx(2.71)
     assert snap.survival == ()
     assert snap.drafted_total is None and snap.accepted_total is None  # no counter pair exists
     assert snap.steps_total == 1000 and snap.tokens_predicted_total == 2900
@@ -83,11 +84,20 @@ def test_a_counter_going_backwards_is_a_restart():
     assert snap.restarted and snap.window_tokens is None and snap.live_tok_s is None
 
 
-def test_gauges_before_the_first_window_fall_back_to_the_lifetime_length():
+def test_gauges_before_the_first_40_iterations_are_unknown_and_lifetime_has_its_own_name():
     page = sglang_page([SglangRank(running=1)], SglangTokenizer())  # accept_length 0 until 40 iterations
-    snap = sglang.derive(None, raw(page, 0.0, info=server_info()), URL)
-    assert snap.acceptance is None
-    assert snap.mean_advance == pytest.approx(2.71)
+    later = sglang_page([SglangRank(running=1, decode_tokens=30)], SglangTokenizer())
+    snap = sglang.derive(raw(page, 0.0, info=server_info()), raw(later, 1.0, info=server_info()), URL)
+    assert snap.window_tokens == 30
+    assert snap.acceptance is None and snap.mean_advance is None
+    assert snap.mean_advance_lifetime == pytest.approx(2.71)
+
+
+def test_an_idle_window_does_not_show_the_last_busy_gauges():
+    page = sglang_page([R0], TOK)  # the gauges keep their last values while nothing decodes
+    snap = sglang.derive(raw(page, 0.0), raw(page, 1.0), URL)
+    assert snap.window_tokens == 0 and snap.accept_length_gauge == pytest.approx(2.8)
+    assert snap.acceptance is None and snap.mean_advance is None
 
 
 def test_a_plain_server_drafts_nothing():
@@ -98,9 +108,17 @@ def test_a_plain_server_drafts_nothing():
 
 
 def test_export_carries_the_gauges():
-    body = export.snapshot_dict(sglang.derive(None, raw(SGLANG_REFERENCE_PAGE, 0.0, info=server_info()), URL))
+    later = SGLANG_REFERENCE_PAGE.replace(
+        "} 2800.0\n# HELP sglang:generation", "} 2900.0\n# HELP sglang:generation"
+    )
+    snap = sglang.derive(
+        raw(SGLANG_REFERENCE_PAGE, 0.0, info=server_info()), raw(later, 1.0, info=server_info()), URL
+    )
+    body = export.snapshot_dict(snap)
+    assert body["window_tokens"] == 100  # decoded: the gauges stand for the window
     assert body["acceptance"] == pytest.approx(0.6) and body["mean_advance"] == pytest.approx(2.8)
     assert body["accept_rate_gauge"] == pytest.approx(0.6) and body["verified_width"] == pytest.approx(4.0)
+    assert body["mean_advance_lifetime"] == pytest.approx(2.71)
 
 
 async def test_collector_polls_live_endpoints_and_reads_server_info_once():
@@ -130,7 +148,7 @@ async def test_without_enable_metrics_loads_still_give_load_and_lifetime_length(
     assert snap.slots_busy == 6 and snap.requests_deferred == 1
     assert snap.drafting is True
     assert snap.acceptance is None  # /v1/loads' accept_rate is 0 without --enable-metrics
-    assert snap.mean_advance == pytest.approx(2.5)
+    assert snap.mean_advance is None and snap.mean_advance_lifetime == pytest.approx(2.5)
     assert snap.live_tok_s is None and snap.window_tokens is None
 
 

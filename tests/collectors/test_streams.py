@@ -117,12 +117,14 @@ def test_vllm_and_sglang_spec_details():
             },
         },
     )
-    assert (vllm.draft_n, vllm.draft_n_accepted, vllm.server_steps, vllm.committed_tokens) == (
+    assert (vllm.draft_n, vllm.draft_n_accepted, vllm.drafted_steps, vllm.committed_tokens) == (
         90,
         60,
         30,
         100,
     )
+    # num_spec_steps counts the steps that drafted; every step: 99 tokens after the first, 60 accepted
+    assert vllm.steps() == 100 - 1 - 60
     sglang = streams.StreamState()
     streams.feed_openai(
         sglang,
@@ -138,7 +140,44 @@ def test_vllm_and_sglang_spec_details():
             },
         },
     )
-    assert (sglang.draft_n, sglang.draft_n_accepted, sglang.server_steps) == (60, 25, 20)
+    assert (sglang.draft_n, sglang.draft_n_accepted, sglang.steps()) == (60, 25, 20)  # every verify pass
+
+
+def test_vllm_steps_are_never_fewer_than_the_steps_that_drafted():
+    # the last step accepted drafts past max_tokens: they count as accepted, not as committed
+    state = streams.StreamState()
+    metrics = {"num_draft_tokens": 90, "num_accepted_draft_tokens": 70, "num_spec_steps": 30}
+    streams.feed_openai(
+        state,
+        0.0,
+        {"choices": [], "usage": {"completion_tokens": 100}, "metrics": {"speculative_decoding": metrics}},
+    )
+    assert state.steps() == 30
+
+
+@pytest.mark.parametrize(
+    ("name", "native", "steps", "bursts"),
+    [
+        ("draft-simple.completion", True, 48 - 1 - 15, 32),
+        ("draft-simple.chat", False, 48 - 1 - 17, 27),  # chat events carry no token counts
+        ("plain.chat", False, 48 - 1, 44),  # nothing drafted: one token per step
+    ],
+)
+def test_llama_server_steps_come_from_its_timings_not_from_bursts(name, native, steps, bursts):
+    state = streams.StreamState()
+    for t_s, line in sse_lines(f"{name}.sse.jsonl"):
+        streams.feed_line(state, t_s, line, native=native)
+    assert state.spec_reported and state.steps() == steps
+    profile = latency.profile(state.events, 0.0, drafting=bool(state.draft_n))
+    assert len(profile.burst_sizes) - 1 == bursts  # what the stream's gaps alone would say
+
+
+def test_a_stream_without_the_servers_counts_has_no_steps():
+    state = streams.StreamState()
+    streams.feed_openai(
+        state, 0.0, {"choices": [{"delta": {"content": "hi"}}], "usage": {"completion_tokens": 1}}
+    )
+    assert not state.spec_reported and state.steps() is None
 
 
 def test_vllm_continuous_usage_counts_multi_token_chunks():

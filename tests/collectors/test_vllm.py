@@ -16,8 +16,11 @@ from tests.collectors.fake_servers import (
 )
 
 URL = "http://127.0.0.1:8000"
+# Counters as vLLM keeps them: every emitted token is a request's first (prefill) token, a step's
+# own token or an accepted draft, so generated = first tokens + steps + accepted, where steps are
+# the step-latency histogram's observations (one per request per decode step after the first).
 E0 = VllmEngine(
-    generated=2900,
+    generated=2900,  # 100 first tokens + 1000 steps + 1800 accepted
     prompt=5000,
     drafts=1000,
     draft_tokens=3000,
@@ -26,10 +29,10 @@ E0 = VllmEngine(
     running=8,
     waiting=1,
     steps=1100,
-    itl=5000,
+    itl=1000,
 )
 E1 = VllmEngine(
-    generated=700,
+    generated=700,  # 20 first tokens + 380 steps + 300 accepted; 300 of the 380 steps drafted
     prompt=900,
     drafts=300,
     draft_tokens=900,
@@ -38,9 +41,10 @@ E1 = VllmEngine(
     running=2,
     waiting=0,
     steps=400,
-    itl=700,
+    itl=380,
 )
-# one window: engine 0 drafted 300 over 100 steps and kept 200; engine 1 drafted 60 over 20 and kept 30
+# one window: engine 0 (EAGLE-like) drafted on all its 100 steps, 300 tokens, and kept 200;
+# engine 1 (n-gram-like) drafted on 20 of its 30 steps, 60 tokens, and kept 30
 D0 = VllmEngine(
     generated=300,
     prompt=10,
@@ -50,11 +54,11 @@ D0 = VllmEngine(
     per_pos=(90, 70, 40),
     running=6,
     waiting=2,
-    steps=110,
-    itl=550,
+    steps=25,
+    itl=100,
 )
 D1 = VllmEngine(
-    generated=50,
+    generated=60,
     prompt=0,
     drafts=20,
     draft_tokens=60,
@@ -62,8 +66,8 @@ D1 = VllmEngine(
     per_pos=(20, 8, 2),
     running=1,
     waiting=0,
-    steps=30,
-    itl=25,
+    steps=10,
+    itl=30,
 )
 
 
@@ -74,10 +78,11 @@ def raw(page: str, t_s: float, **kw) -> vllm.RawPoll:
 def test_the_reference_excerpt_reads_as_the_reference_says():
     snap = vllm.derive(None, raw(VLLM_REFERENCE_PAGE, 0.0), URL)
     assert snap.backend == "vllm" and snap.model == MODEL
-    assert snap.acceptance == pytest.approx(0.60)
-    assert snap.mean_advance == pytest.approx(2.8)
-    assert snap.survival == pytest.approx((0.8, 0.6, 0.4))
-    assert snap.verified_width == pytest.approx(4.0)
+    # one poll: no window, so no window figures; the lifetime ones under their own names
+    assert snap.acceptance is None and snap.mean_advance is None and snap.survival == ()
+    assert snap.acceptance_lifetime == pytest.approx(0.60)
+    assert snap.mean_advance_lifetime == pytest.approx(1 + 1800 / 1000)  # 1000 step-latency observations
+    assert (snap.steps_total, snap.drafted_steps_total) == (1000, 1000)
     assert (snap.slots_busy, snap.requests_processing, snap.requests_deferred) == (8, 8, 0)
     assert snap.tokens_predicted_total == 2900  # the _created stamp (1.8e9) is not a token count
     assert snap.drafting is True and snap.spec_types == "k=3"
@@ -90,17 +95,24 @@ def test_two_engines_summed_before_dividing():
     snap = vllm.derive(prev, cur, URL)
     assert not snap.restarted
     assert snap.window_s == pytest.approx(2.0)
-    assert snap.window_tokens == 350 and snap.live_tok_s == pytest.approx(175.0) and snap.live_tok_s_exact
-    assert (snap.window_drafted, snap.window_accepted, snap.window_steps) == (360, 230, 120)
+    assert snap.window_tokens == 360 and snap.live_tok_s == pytest.approx(180.0) and snap.live_tok_s_exact
+    assert (snap.window_drafted, snap.window_accepted) == (360, 230)
+    # every step (100 + 30), not only the 120 that drafted
+    assert (snap.window_steps, snap.window_drafted_steps) == (130, 120)
     assert snap.acceptance == pytest.approx(230 / 360)  # not the mean of 200/300 and 30/60
-    assert snap.mean_advance == pytest.approx(1 + 230 / 120)
-    assert snap.verified_width == pytest.approx(1 + 360 / 120)
+    assert snap.mean_advance == pytest.approx(1 + 230 / 130)
+    assert snap.advance_per_drafted_step == pytest.approx(1 + 230 / 120)
+    assert snap.verified_width == pytest.approx(1 + 360 / 130)
     assert snap.window_per_position == (110, 78, 42)
-    assert snap.survival == pytest.approx((110 / 120, 78 / 120, 42 / 120))
-    assert snap.busy_slots_per_decode == pytest.approx((550 + 25) / (110 + 30))
+    assert snap.survival == pytest.approx((110 / 130, 78 / 130, 42 / 130))
+    assert 1 + sum(snap.survival) == pytest.approx(snap.mean_advance)
+    assert not snap.window_approximate
+    assert snap.busy_slots_per_decode == pytest.approx((100 + 30) / (25 + 10))
     assert (snap.slots_busy, snap.requests_deferred) == (7, 2)
-    assert snap.tokens_predicted_total == 2900 + 700 + 350
-    assert (snap.drafted_total, snap.accepted_total, snap.steps_total) == (4260, 2330, 1420)
+    assert snap.tokens_predicted_total == 2900 + 700 + 360
+    assert (snap.drafted_total, snap.accepted_total, snap.drafted_steps_total) == (4260, 2330, 1420)
+    assert snap.steps_total == 1000 + 380 + 130
+    assert snap.mean_advance_lifetime == pytest.approx(1 + 2330 / 1510)
     assert snap.per_position_total == (1110, 758, 462)
 
 
@@ -108,7 +120,7 @@ def test_an_engine_that_appears_counts_from_zero():
     prev = raw(vllm_page([E0]), 0.0)
     cur = raw(vllm_page([E0.plus(D0), D1]), 1.0)
     snap = vllm.derive(prev, cur, URL)
-    assert snap.window_tokens == 350 and snap.window_steps == 120
+    assert snap.window_tokens == 360 and snap.window_steps == 130
 
 
 @pytest.mark.parametrize("created", [vllm_page.__defaults__[0], None], ids=["single-server", "multiprocess"])
@@ -117,9 +129,8 @@ def test_counters_going_backwards_mean_a_restart(created):
     cur = raw(vllm_page([D0], created=created), 1.0)
     snap = vllm.derive(prev, cur, URL)
     assert snap.restarted
-    assert (
-        snap.window_tokens is None and snap.live_tok_s is None and snap.acceptance == pytest.approx(200 / 300)
-    )
+    assert snap.window_tokens is None and snap.live_tok_s is None and snap.acceptance is None
+    assert snap.acceptance_lifetime == pytest.approx(200 / 300)
 
 
 def test_a_new_created_stamp_is_a_restart_even_when_counters_grew():
@@ -133,8 +144,24 @@ def test_a_plain_server_drafts_nothing():
         raw(vllm_page([E0], spec=False), 0.0), raw(vllm_page([E0.plus(D0)], spec=False), 1.0), URL
     )
     assert snap.drafting is False
-    assert snap.acceptance is None and snap.mean_advance is None and snap.survival == ()
-    assert snap.window_drafted is None and snap.window_tokens == 300
+    # no spec series: nothing was drafted (0, not unknown), so each of the 100 steps committed one
+    assert (snap.window_drafted, snap.window_accepted, snap.window_steps) == (0, 0, 100)
+    assert snap.acceptance is None and snap.survival == ()
+    assert snap.mean_advance == 1.0 and snap.verified_width == 1.0
+    assert snap.window_tokens == 300
+
+
+def test_a_drafting_server_without_accepted_counts_has_no_g():
+    # V0 (0.6.x) gauges say it drafts; without the counters nothing says what was accepted
+    gauge = (
+        "# HELP vllm:spec_decode_draft_acceptance_rate Speulative token acceptance rate.\n"
+        "# TYPE vllm:spec_decode_draft_acceptance_rate gauge\n"
+        'vllm:spec_decode_draft_acceptance_rate{model_name="m"} 0.6\n'
+    )
+    prev, cur = vllm_page([E0], spec=False) + gauge, vllm_page([E0.plus(D0)], spec=False) + gauge
+    snap = vllm.derive(raw(prev, 0.0), raw(cur, 1.0), URL)
+    assert snap.drafting is True and snap.window_steps == 100
+    assert snap.window_accepted is None and snap.mean_advance is None and snap.verified_width is None
 
 
 def test_older_names_are_mapped():
@@ -145,7 +172,8 @@ def test_older_names_are_mapped():
     )
     later = vllm_page([E0.plus(D0)], old_names=True)
     snap = vllm.derive(raw(page, 0.0), raw(later, 1.0), URL)
-    assert snap.busy_slots_per_decode == pytest.approx(550 / 110)  # time_per_output_token_seconds, ≤0.11
+    assert snap.busy_slots_per_decode == pytest.approx(100 / 25)  # time_per_output_token_seconds, ≤0.11
+    assert snap.window_steps == 100
     assert vllm.drafting(raw(page, 0.0)) is True
 
 
@@ -155,7 +183,7 @@ async def test_collector_polls_and_reads_identity_once():
     first = await collector.poll()
     second = await collector.poll()
     assert first.ok and first.window_s is None and first.drafting
-    assert second.window_tokens == 350 and second.acceptance == pytest.approx(230 / 360)
+    assert second.window_tokens == 360 and second.acceptance == pytest.approx(230 / 360)
     assert second.build == "0.33.0" and second.slots_total == 256 and second.n_ctx_slot == 8192
     assert second.spec_types == "eagle3 k=3"
     assert fake.hits["/version"] == 1 and fake.hits["/server_info"] == 1 and fake.hits["/metrics"] == 2
@@ -191,8 +219,12 @@ async def test_unreachable():
 
 
 async def test_window_counters_need_the_engine_series():
-    fake = FakeVllm([VllmEngine(generated=100, drafts=10, draft_tokens=30, accepted=20, per_pos=(9, 7, 4))])
-    counters = await vllm.VllmCollector(URL, client=mock_client(fake)).window_counters()
+    engine = VllmEngine(generated=100, drafts=10, draft_tokens=30, accepted=20, per_pos=(9, 7, 4), itl=75)
+    counters = await vllm.VllmCollector(URL, client=mock_client(FakeVllm([engine]))).window_counters()
     assert counters is not None and (counters.tokens, counters.drafted, counters.accepted) == (100, 30, 20)
+    assert (counters.steps, counters.drafted_steps) == (75, 10)  # every step, and those that drafted
+    plain = FakeVllm([engine], spec=False)
+    counters = await vllm.VllmCollector(URL, client=mock_client(plain)).window_counters()
+    assert counters is not None and (counters.drafted, counters.accepted, counters.steps) == (0, 0, 75)
     stats_off = FakeVllm([VllmEngine()], stats_off=True)
     assert await vllm.VllmCollector(URL, client=mock_client(stats_off)).window_counters() is None

@@ -55,10 +55,11 @@ def test_drafting_server_records_match_the_servers_counters(llama_server, draft_
     assert 0 < accepted < drafted
     for r in records:
         assert r.ok and r.committed_tokens == 48
-        # each event is one token; bursts are verify steps: 1 prefill token + steps + accepted drafts
+        # steps come from the server's counts: 1 prefill token + steps + accepted drafts; the step
+        # keys' bursts agree unless a one-token step held back incomplete UTF-8 (no event of its own)
         assert sum(e.n_tokens for e in r.events) == 48
-        assert 1 + r.steps + r.draft_n_accepted == 48
-        assert r.mean_advance == pytest.approx(47 / r.steps)
+        assert r.steps_exact and 1 + r.steps + r.draft_n_accepted == 48
+        assert len(r.latency.burst_sizes) - 1 <= r.steps
         assert r.concurrency_max is not None and r.concurrency_max >= 1
     # the server counts verify steps only where a draft was made, spectop counts every decode step
     server_steps = (
@@ -105,7 +106,7 @@ def test_snapshot_cli_says_whether_the_server_drafts(llama_server, draft_args, t
     assert main(["snapshot", "--server", drafting.url, "--json", "--window", "0"]) == 0
     snap = json.loads(capsys.readouterr().out)
     assert snap["drafting"] is True and snap["spec_types"] == "none,draft-simple"
-    assert 0 < snap["acceptance"] < 1
+    assert 0 < snap["acceptance_lifetime"] < 1 and snap["acceptance"] is None  # one poll: no window
     assert snap["slots_total"] == 4 and snap["build"].startswith("b")
     assert main(["snapshot", "--server", void.url, "--window", "0"]) == 0
     assert "no: this server drafts nothing" in capsys.readouterr().out

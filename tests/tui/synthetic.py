@@ -80,6 +80,7 @@ def record(
         prompt_tokens=state.prompt_tokens,
         draft_n=state.draft_n,
         draft_n_accepted=state.draft_n_accepted,
+        server_steps=state.steps(),
         finish_reason=state.finish_reason,
         model=state.model,
         text_sha256=state.text_sha256,

@@ -45,7 +45,8 @@ def test_snapshot_shows_drafting_and_energy(sim, capsys):
     )
     snap = json.loads(capsys.readouterr().out)
     assert snap["drafting"] is True and snap["slots_total"] == 16
-    assert 0.6 < snap["acceptance"] < 0.8
+    # the probe finished before the window: its drafting is in the lifetime figures
+    assert 0.6 < snap["acceptance_lifetime"] < 0.8
     assert snap["energy"]["meter"]["boundary"].startswith("GPU board")
     assert snap["energy"]["power_w"] / 2.0 == pytest.approx(3.0, rel=0.1)  # idle
     assert main(["snapshot", "--server", sim.plain_url, "--meter", meter(sim), "--window", "0"]) == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import threading
 from collections.abc import Iterator
@@ -10,11 +11,16 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
+from rich.console import Console
 
+from collectors.servers import llamacpp
 from tests.collectors.fake_servers import FakeVllm, Routes, VllmEngine
 from tests.collectors.fake_sglang import FakeSglang, SglangRank, SglangTokenizer
+from tests.tui.synthetic import raw
 from tui.cli import main
+from tui.commands.snapshot import render
 
+# counters as vLLM keeps them: generated = first tokens + steps + accepted (see test_vllm.py)
 ENGINES = [
     VllmEngine(
         generated=2900,
@@ -24,7 +30,7 @@ ENGINES = [
         per_pos=(800, 600, 400),
         running=8,
         steps=1100,
-        itl=5000,
+        itl=1000,
     ),
     VllmEngine(
         generated=700,
@@ -34,10 +40,11 @@ ENGINES = [
         per_pos=(200, 80, 20),
         running=2,
         steps=400,
-        itl=700,
+        itl=380,
     ),
 ]
-# per scrape: 360 drafted over 120 steps, 230 accepted, (110, 78, 42) per position, 350 tokens
+# per scrape: 360 drafted, 230 accepted over 130 steps (120 of them drafted), (110, 78, 42) per
+# position, 360 tokens
 STEP = [
     VllmEngine(
         generated=300,
@@ -46,11 +53,11 @@ STEP = [
         accepted=200,
         per_pos=(90, 70, 40),
         running=6,
-        steps=110,
-        itl=550,
+        steps=25,
+        itl=100,
     ),
     VllmEngine(
-        generated=50, drafts=20, draft_tokens=60, accepted=30, per_pos=(20, 8, 2), running=1, steps=30, itl=25
+        generated=60, drafts=20, draft_tokens=60, accepted=30, per_pos=(20, 8, 2), running=1, steps=10, itl=30
     ),
 ]
 
@@ -91,9 +98,11 @@ def test_snapshot_of_vllm_prints_the_drafting_figures(capsys):
     assert "vllm at http://127.0.0.1:" in out
     rows = {line.split("  ")[0].strip(): line for line in out.splitlines() if line.strip()}
     assert "63.9 %" in rows["acceptance"]  # 230 / 360, both engines summed
-    assert "2.92" in rows["mean committed advance G"]  # 1 + 230/120
-    assert "4.00" in rows["verified width"]  # 1 + 360/120
-    assert "0.92 0.65 0.35" in rows["survival S_j"]
+    assert "2.77" in rows["mean committed advance G"]  # 1 + 230/130, every step
+    assert "2.92" in rows["G per drafted step"]  # 1 + 230/120
+    assert "3.77" in rows["verified width"]  # 1 + 360/130
+    assert "0.85 0.60 0.32" in rows["survival S_j"]  # (110, 78, 42) / 130
+    assert "≈" not in rows["mean committed advance G"]
     assert "yes (eagle3 k=3)" in rows["drafting"]
     assert "7 busy of 256" in rows["slots"]
     assert "/slots" not in out
@@ -104,9 +113,13 @@ def test_snapshot_of_vllm_as_json(capsys):
         assert main(["snapshot", "--server", url, "--window", "0.05", "--json"]) == 0
     body = json.loads(capsys.readouterr().out)
     assert body["backend"] == "vllm" and body["drafting"] is True
-    assert (body["window_drafted"], body["window_accepted"], body["window_steps"]) == (360, 230, 120)
-    assert body["window_tokens"] == 350 and body["live_tok_s"] > 0 and body["live_tok_s_exact"] is True
+    assert body["schema"] == "spectop.snapshot/2"
+    assert (body["window_drafted"], body["window_accepted"], body["window_steps"]) == (360, 230, 130)
+    assert body["window_drafted_steps"] == 120 and body["window_approximate"] is False
+    assert body["window_tokens"] == 360 and body["live_tok_s"] > 0 and body["live_tok_s_exact"] is True
     assert body["acceptance"] == pytest.approx(230 / 360, abs=1e-4)
+    assert body["mean_advance"] == pytest.approx(1 + 230 / 130, abs=1e-4)
+    assert body["advance_per_drafted_step"] == pytest.approx(1 + 230 / 120, abs=1e-4)
     assert body["window_per_position"] == [110, 78, 42]
 
 
@@ -126,3 +139,17 @@ def test_snapshot_of_sglang_prints_its_gauges(capsys):
     assert "yes (EAGLE3 steps=3 topk=1 draft_tokens=4)" in rows["drafting"]
     assert "(lower bound)" in rows["tokens/s (live)"]
     assert "40 decode iterations" in out
+
+
+def test_an_approximate_llama_window_is_marked_and_lifetime_rows_are_their_own():
+    # before → busy: slots changed tasks, so a request may have run unseen between the polls
+    snap = llamacpp.derive(
+        raw("draft-simple", "before", "idle", 0.0), raw("draft-simple", "busy", "busy", 1.0), "u"
+    )
+    out = io.StringIO()
+    Console(file=out, width=300).print(render(snap))
+    rows = {line.split("  ")[0].strip(): line for line in out.getvalue().splitlines() if line.strip()}
+    assert "≈ 1.50" in rows["mean committed advance G"]  # 1 + 64 / 127
+    assert "≈ 2.78" in rows["G per drafted step"]  # 1 + 64 / 36
+    assert "77.8 %" in rows["acceptance (lifetime)"]  # 137 / 176 since the server started
+    assert "run entirely between the polls" in out.getvalue()

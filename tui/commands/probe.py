@@ -100,6 +100,7 @@ def render(record: RequestRecord) -> Table:
     table.add_column(style="bold")
     table.add_column()
     sizes = Counter(lat.burst_sizes[1:])
+    inferred = "" if record.steps_exact else " (from stream bursts)"
     rows = [
         ("model", escape(record.model or "—")),
         (
@@ -107,13 +108,10 @@ def render(record: RequestRecord) -> Table:
             f"{num(record.committed_tokens, 'd')} committed ({lat.events} events, "
             f"prompt {num(record.prompt_tokens, 'd')})",
         ),
-        (
-            "drafted / accepted",
-            "nothing drafted" if record.draft_n is None else f"{record.draft_n} / {record.draft_n_accepted}",
-        ),
+        ("drafted / accepted", _drafted(record)),
         ("acceptance", pct(record.acceptance, 1)),
-        ("verify steps", str(record.steps)),
-        ("G (tokens per step)", num(record.mean_advance, ".2f")),
+        ("verify steps", str(record.steps) + inferred),
+        ("G (tokens per step)", num(record.mean_advance, ".2f") + inferred),
         ("verified width", num(record.verified_width, ".2f")),
         ("tok/s", f"{num(record.tok_s)} overall, {num(record.decode_tok_s)} after the first token"),
         ("TTFT", num(lat.ttft_ms, ".1f", " ms")),
@@ -130,9 +128,24 @@ def render(record: RequestRecord) -> Table:
         rows.append(("error", escape(record.error)))
     if not record.tokens_per_event_exact:
         rows.append(("note", "this stream gave no token counts per event; gaps are per event"))
+    if not record.steps_exact:
+        rows.append(
+            (
+                "note",
+                "the server reported no step or draft counts (vLLM: start it with "
+                "--per-request-spec-decode-metrics summary): steps and G come from stream bursts, "
+                "which split and merge under load",
+            )
+        )
     for name, value in rows:
         table.add_row(name, value)
     return table
+
+
+def _drafted(record: RequestRecord) -> str:
+    if not record.steps_exact:
+        return "unknown (the server reported no counts)"
+    return "nothing drafted" if record.draft_n is None else f"{record.draft_n} / {record.draft_n_accepted}"
 
 
 def _tail(tail) -> str:

@@ -1,4 +1,8 @@
-"""`spectop snapshot`: poll a server and print what the dashboard would show."""
+"""`spectop snapshot`: poll a server and print what the dashboard would show.
+
+Window figures are the window's or "—" (never lifetime counters in their place, which have rows
+of their own); an approximate one is marked ≈ with a note saying why.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from rich.table import Table
 
 from collectors import export
 from collectors.errors import ServerUnreachable
-from collectors.fmt import num, pct
+from collectors.fmt import MISSING, num, pct
 from collectors.http import make_client
 from collectors.meters import sampling
 from collectors.servers import ServerSnapshot, SglangSnapshot, check_url, detect, open_collector
@@ -89,6 +93,10 @@ def render(snap: ServerSnapshot) -> Table:
     table = Table(title=f"{escape(snap.backend)} at {escape(snap.url)}", show_header=False, box=None)
     table.add_column(style="bold")
     table.add_column()
+
+    def window(text: str) -> str:  # a window figure that may be off says so
+        return f"≈ {text}" if snap.window_approximate and text != MISSING else text
+
     rows = [
         ("status", escape(snap.status) + (f" — {escape(snap.error)}" if snap.error else "")),
         ("model", escape(snap.model or "—")),
@@ -102,29 +110,48 @@ def render(snap: ServerSnapshot) -> Table:
             + ("" if snap.live_tok_s_exact or snap.live_tok_s is None else " (lower bound)"),
         ),
         ("busy slots per decode", num(snap.busy_slots_per_decode, ".2f")),
-        ("acceptance", pct(snap.acceptance, 1)),
-        ("mean committed advance G", num(snap.mean_advance, ".2f")),
-        ("verified width", num(snap.verified_width, ".2f")),
-        ("survival S_j", " ".join(f"{s:.2f}" for s in snap.survival) or "—"),
+        ("acceptance", window(pct(snap.acceptance, 1))),
+        ("mean committed advance G", window(num(snap.mean_advance, ".2f"))),
+        ("G per drafted step", window(num(snap.advance_per_drafted_step, ".2f"))),
+        ("verified width", window(num(snap.verified_width, ".2f"))),
+        ("survival S_j", window(" ".join(f"{s:.2f}" for s in snap.survival) or MISSING)),
+        ("acceptance (lifetime)", pct(snap.acceptance_lifetime, 1)),
+        ("G (lifetime)", num(snap.mean_advance_lifetime, ".2f")),
         ("tokens generated (total)", num(snap.tokens_predicted_total, "d")),
         ("drafted / accepted (total)", f"{num(snap.drafted_total, 'd')} / {num(snap.accepted_total, 'd')}"),
         ("/metrics", escape(snap.metrics_status)),
     ]
     if snap.backend in _LOAD_ENDPOINT:
         rows.append((_LOAD_ENDPOINT[snap.backend], escape(snap.slots_status)))
-    if isinstance(snap, SglangSnapshot) and snap.drafting:
-        rows.append(
-            (
-                "note",
-                "SGLang gives acceptance and G as gauges over its last 40 decode iterations; "
-                "it has no drafted or accepted counts",
-            )
-        )
-    if snap.restarted:
-        rows.append(("note", "the server restarted between polls; window figures start over"))
+    rows += [("note", note) for note in _notes(snap)]
     for name, value in rows:
         table.add_row(name, value)
     return table
+
+
+def _notes(snap: ServerSnapshot) -> list[str]:
+    """Why a window figure is unknown or approximate, where the snapshot says."""
+    notes = []
+    if isinstance(snap, SglangSnapshot) and snap.drafting:
+        notes.append(
+            "SGLang gives acceptance and G as gauges over its last 40 decode iterations, shown "
+            "for a window that decoded; it has no drafted or accepted counts"
+        )
+    if snap.backend == "llama.cpp" and snap.window_s and snap.drafting and snap.window_finished == 0:
+        notes.append("no request finished in the window: llama-server counts drafting when a request ends")
+    if snap.counters_rounded:
+        notes.append(
+            "the server prints counters past 10⁶ with 6 significant digits: window figures are "
+            "approximate, and unknown where the rounding could swamp them"
+        )
+    if snap.window_steps is not None and not snap.window_steps_exact:
+        notes.append(
+            "a request may have run entirely between the polls unseen: each adds one step, so G "
+            "and S_j may read a little low"
+        )
+    if snap.restarted:
+        notes.append("the server restarted between polls; window figures start over")
+    return notes
 
 
 _LOAD_ENDPOINT = {"llama.cpp": "/slots", "sglang": "/v1/loads"}  # vLLM's load is on /metrics
