@@ -1,7 +1,8 @@
 """SpectopApp: start the workers and route their messages into the state and onto the dashboard screen.
 
 The App routes, the DashboardScreen renders: each handler updates `self.state` and calls only the
-screen methods its message affects (a meter read never touches the requests table).
+screen methods its message affects (a meter read touches the requests table only when it completes
+a request's energy: one the meter had not yet read past).
 """
 
 from __future__ import annotations
