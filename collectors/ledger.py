@@ -7,7 +7,7 @@ seeds/000. Every ratio is a ratio of totals: joules are summed before dividing (
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 
@@ -183,29 +183,47 @@ def attribute_energy_j(
     meter_energies_j: Sequence[float],
     requests: Sequence[RequestActivity],
 ) -> tuple[dict[str, float], float]:
-    """Split each meter interval's joules over the requests active in it.
+    """Split the meter's joules over the requests active when they were spent.
 
-    Within an interval the split is by tokens each request committed there; an interval where
-    active requests committed nothing (prefill) is split equally; an interval with no active
-    request stays unattributed. Returns (joules per request, unattributed joules); the two add up
-    to the energy of the meter span.
+    Power is taken as constant within a meter interval (all two counter reads can say), so an
+    interval's joules are prorated by time to its parts between request starts and ends. Each part
+    goes to the requests active in all of it, by the tokens each committed in it, equally when none
+    committed (prefill); a part with no active request stays unattributed. Returns (joules per
+    request, unattributed joules); the two add up to the energy of the meter span. Meter times must
+    increase; an interval of zero length (a repeated time) stays unattributed.
     """
     per_request = {r.request_id: 0.0 for r in requests}
     unattributed = 0.0
+    edges = sorted({t for r in requests for t in (r.t_start_s, r.t_end_s)})
+    by_start = sorted(requests, key=lambda r: r.t_start_s)
+    token_index = {r.request_id: _TokenIndex(r.token_times_s) for r in requests}
+    active: dict[str, RequestActivity] = {}
+    next_start = 0
     for i in range(1, len(meter_times_s)):
         t_a, t_b = meter_times_s[i - 1], meter_times_s[i]
         interval_j = meter_energies_j[i] - meter_energies_j[i - 1]
-        active = [r for r in requests if r.t_start_s < t_b and r.t_end_s > t_a]
-        if not active:
+        if t_b <= t_a:
             unattributed += interval_j
             continue
-        tokens: Mapping[str, int] = {
-            r.request_id: sum(n for t, n in r.token_times_s if t_a < t <= t_b) for r in active
-        }
-        total_tokens = sum(tokens.values())
-        for r in active:
-            share = tokens[r.request_id] / total_tokens if total_tokens else 1.0 / len(active)
-            per_request[r.request_id] += interval_j * share
+        power_w = interval_j / (t_b - t_a)
+        cuts = [t_a, *edges[bisect.bisect_right(edges, t_a) : bisect.bisect_left(edges, t_b)], t_b]
+        for u, v in zip(cuts, cuts[1:]):
+            # every start and end is a cut, so a request is active in all of a part or in none
+            while next_start < len(by_start) and by_start[next_start].t_start_s <= u:
+                r = by_start[next_start]
+                active[r.request_id] = r
+                next_start += 1
+            for gone in [k for k, r in active.items() if r.t_end_s <= u]:
+                del active[gone]
+            part_j = power_w * (v - u)
+            if not active:
+                unattributed += part_j
+                continue
+            tokens = {k: token_index[k].between(u, v) for k in active}
+            total_tokens = sum(tokens.values())
+            for k in active:
+                share = tokens[k] / total_tokens if total_tokens else 1.0 / len(active)
+                per_request[k] += part_j * share
     return per_request, unattributed
 
 
@@ -217,3 +235,19 @@ def every_step_count(committed_tokens: int, accepted: int, requests: int) -> int
     Test: 539 tokens of 8 requests with 143 accepted took 388 steps, though only 111 drafted.
     """
     return committed_tokens - requests - accepted
+
+
+class _TokenIndex:
+    """A request's committed tokens by time, for counting those in (u, v] by bisection."""
+
+    def __init__(self, token_times_s: Iterable[tuple[float, int]]) -> None:
+        ordered = sorted(token_times_s)
+        self.times_s = [t for t, _ in ordered]
+        self.cumulative = [0]
+        for _, n in ordered:
+            self.cumulative.append(self.cumulative[-1] + n)
+
+    def between(self, u_s: float, v_s: float) -> int:
+        hi = bisect.bisect_right(self.times_s, v_s)
+        lo = bisect.bisect_right(self.times_s, u_s)
+        return self.cumulative[hi] - self.cumulative[lo]

@@ -6,7 +6,9 @@ monotonic clock shared by snapshots (`taken_at_s`) and meter readings (`t_s`).
 Pitfalls handled: energy-only meters (RAPL, node_exporter) give no power, so `add_reading` derives
 it from the energy slope instead of storing 0 W; a reading that is not newer than the last one is
 dropped, so the power history stays sorted for bisection; idle power is found by bisecting merged
-idle spans (a reading on the boundary of two spans counts once) and cached until an input changes.
+idle spans (a reading on the boundary of two spans counts once) and cached until an input changes;
+the rolling window holds only polls the meter covers, so a meter that starts after the first poll
+does not divide part of a window's joules by all of its tokens.
 """
 
 from __future__ import annotations
@@ -130,7 +132,9 @@ class LiveLedger:
         """Window joules over window tokens (Eq. 3), gross and net of idle."""
         if not self.snapshots or not self.power:
             return RollingEnergy(None, None, 0, None, None)
-        # polls and meter readings arrive on their own schedules: end where both have data
+        # polls and meter readings arrive on their own schedules: whole polls the meter covers, so
+        # joules, tokens and idle all span [t0, t1] (a poll begun before the first reading is left out)
+        t_start = max(self.live_since_s, self.power[0].t_s)
         t_end = min(self.snapshots[-1].taken_at_s, self.power[-1].t_s)
         window = [
             s
@@ -138,13 +142,13 @@ class LiveLedger:
             if s.window_s
             and s.taken_at_s <= t_end
             and t_end - s.taken_at_s < self.energy_window_s
-            and s.taken_at_s - s.window_s >= self.live_since_s
+            and s.taken_at_s - s.window_s >= t_start
         ]
         if not window:
             return RollingEnergy(None, None, 0, None, None)
         tokens = sum(s.window_tokens or 0 for s in window)
         t0, t1 = window[0].taken_at_s - (window[0].window_s or 0), window[-1].taken_at_s
-        energy = self.energy_between_j(max(t0, self.power[0].t_s), t1)
+        energy = self.energy_between_j(t0, t1)
         gross = ledger.mj_per_token(energy, tokens) if energy is not None else None
         idle = self.idle_w()
         net = (

@@ -1,7 +1,8 @@
 """SpectopApp: start the workers and route their messages into the state and onto the dashboard screen.
 
 The App routes, the DashboardScreen renders: each handler updates `self.state` and calls only the
-screen methods its message affects (a meter read never touches the requests table).
+screen methods its message affects (a meter read touches the requests table only when it completes
+a request's energy: one the meter had not yet read past).
 """
 
 from __future__ import annotations
@@ -159,6 +160,8 @@ class SpectopApp(App[None]):
                 self.show_sources()
             self.show_power()
             self.main.show_energy(self.state.energy())
+            if self.state.settle_attribution():  # records that waited for the meter to read past them
+                self.main.show_records(self.state.records.values(), self.state.attribution())
 
     def on_probe_finished(self, message: messages.ProbeFinished) -> None:
         if message.record is None:
@@ -198,7 +201,7 @@ class SpectopApp(App[None]):
         for record in records:
             self.state.add_record(record)
         if self.screen_stack:
-            self.main.show_records(self.state.records.values(), self.state.attributed_mj)
+            self.main.show_records(self.state.records.values(), self.state.attribution())
 
     @on(Worker.StateChanged)
     def report_worker_error(self, event: Worker.StateChanged) -> None:

@@ -1,16 +1,17 @@
 """What the dashboard knows: a LiveLedger (shared with the exporter) plus the dashboard-only histories.
 
 No Textual here, so it is unit-tested plainly. The App owns one LiveState and feeds it from its
-message handlers on the UI thread; the figures themselves (rolling energy, idle, the verdict) live
-in collectors/, so `spectop export` computes the same ones.
+message handlers on the UI thread; the figures themselves (rolling energy, idle, the verdict, per-request
+energy) live in collectors/, so `spectop export` computes the same ones.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict, deque
+from collections.abc import Mapping
 from typing import Any
 
-from collectors import ledger
+from collectors.attribution import Attribution, AttributionBook
 from collectors.live import HISTORY, LiveLedger
 from collectors.meters import MeterReading
 from collectors.model import RequestRecord
@@ -27,12 +28,15 @@ class LiveState:
         self.ledger = LiveLedger(energy_window_s)
         self.tok_s: deque[float] = deque(maxlen=HISTORY)
         self.power_w: deque[float] = deque(maxlen=HISTORY)
-        self.records: OrderedDict[str, RequestRecord] = OrderedDict()
-        self.attributed_mj: dict[str, float] = {}
+        self.book = AttributionBook(MAX_REQUEST_ROWS)  # spectop's own requests and their energy
         self.sweep_summary: dict[str, Any] | None = None
         self.sweep_running = False
         self.paused = False
         self.slot_tok_s: dict[int, float] = {}  # busy slot -> tokens/s since the previous poll
+
+    @property
+    def records(self) -> OrderedDict[str, RequestRecord]:
+        return self.book.records
 
     @property
     def latest(self) -> ServerSnapshot | None:
@@ -53,11 +57,19 @@ class LiveState:
         return point is not None
 
     def add_record(self, record: RequestRecord) -> None:
-        self.records[record.request_id] = record
-        while len(self.records) > MAX_REQUEST_ROWS:
-            dropped, _ = self.records.popitem(last=False)
-            self.attributed_mj.pop(dropped, None)
-        self._attribute(record)
+        self.book.add(record)  # its figure, and those of the records it overlaps, on the next settle
+
+    def settle_attribution(self) -> bool:
+        """Recompute the energy of new records' groups and of records the meter has now read past.
+
+        True when a figure changed (the requests table needs them again).
+        """
+        return self.book.settle(self.ledger.power)
+
+    def attribution(self) -> Mapping[str, Attribution]:
+        """Each record's share of the meter's energy, settled first."""
+        self.settle_attribution()
+        return self.book.results
 
     def sweep_started(self) -> None:
         self.sweep_running = True
@@ -68,23 +80,6 @@ class LiveState:
 
     def energy(self) -> LiveEnergy:
         return live_energy(self.ledger, self.sweep_summary, self.sweep_running)
-
-    def _attribute(self, record: RequestRecord) -> None:
-        # split meter intervals among spectop's own requests by tokens each committed in them
-        requests = [
-            r for r in self.records.values() if r.t_done_s > record.t_send_s and r.t_send_s < record.t_done_s
-        ]
-        points = [p for p in self.ledger.power if record.t_send_s - 1 <= p.t_s <= record.t_done_s + 1]
-        if len(points) < 2 or not record.committed_tokens:
-            return
-        activity = [
-            ledger.RequestActivity(
-                r.request_id, r.t_send_s, r.t_done_s, tuple((e.t_s, e.n_tokens) for e in r.events)
-            )
-            for r in requests
-        ]
-        joules, _ = ledger.attribute_energy_j([p.t_s for p in points], [p.energy_j for p in points], activity)
-        self.attributed_mj[record.request_id] = 1000 * joules[record.request_id] / record.committed_tokens
 
 
 def slot_rates(prev: ServerSnapshot | None, cur: ServerSnapshot) -> dict[int, float]:

@@ -29,6 +29,32 @@ def scrape(url: str) -> dict[str, tuple[dict, float]]:
     return samples(httpx.get(url).text)
 
 
+def stop(proc: subprocess.Popen, grace_s: float = 10.0) -> str:
+    """SIGINT and its stderr; a child that does not stop is terminated, then killed: always reaped."""
+    try:
+        proc.send_signal(signal.SIGINT)
+        return proc.communicate(timeout=grace_s)[1]
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.communicate(timeout=grace_s)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+
+
+def test_a_child_that_ignores_sigint_is_still_reaped():
+    code = "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); print('ready', flush=True); time.sleep(60)"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == "ready\n"  # SIGINT ignored from here
+    with pytest.raises(subprocess.TimeoutExpired):
+        stop(proc, grace_s=0.5)
+    assert proc.returncode == -signal.SIGTERM
+
+
 class EnergyOnlySampler:
     """What a node_exporter or RAPL meter gives: a joule counter and no power."""
 
@@ -82,8 +108,7 @@ def test_export_serves_drafting_and_energy_figures():
                 time.sleep(6.0)
                 metrics = scrape(f"http://127.0.0.1:{port}/metrics")
         finally:
-            proc.send_signal(signal.SIGINT)
-            _, err = proc.communicate(timeout=10)
+            err = stop(proc)
     assert metrics["spectop_up"][1] == 1.0 and metrics["spectop_drafting"][1] == 1.0
     labels = metrics["spectop_up"][0]
     assert labels["method"] == "counter" and labels["meter"] == "dcgm" and labels["backend"] == "llama.cpp"

@@ -113,12 +113,45 @@ def test_attribution_splits_by_tokens_and_adds_up():
     times = [0.0, 1.0, 2.0]
     energy = [0.0, 30.0, 50.0]
     a = ledger.RequestActivity("a", 0.0, 2.0, ((0.5, 1), (0.9, 2), (1.5, 1)))
-    b = ledger.RequestActivity("b", 0.2, 1.8, ((0.6, 3), (1.6, 3)))
+    b = ledger.RequestActivity("b", 0.0, 2.0, ((0.6, 3), (1.6, 3)))
     per_request, unattributed = ledger.attribute_energy_j(times, energy, [a, b])
     # interval 1: a 3 tokens, b 3 tokens -> 15 J each; interval 2: a 1, b 3 -> 5 and 15 J
     assert per_request["a"] == pytest.approx(20.0)
     assert per_request["b"] == pytest.approx(30.0)
     assert unattributed == 0.0
+
+
+def test_a_request_over_half_an_interval_alone_gets_half_its_energy():
+    # 10 J in [0, 1] at constant power; the request ran 0.25-0.75 with nothing beside it
+    alone = ledger.RequestActivity("a", 0.25, 0.75, ((0.5, 4),))
+    per_request, unattributed = ledger.attribute_energy_j([0.0, 1.0], [0.0, 10.0], [alone])
+    assert per_request["a"] == pytest.approx(5.0)
+    assert unattributed == pytest.approx(5.0)
+
+
+def test_two_partially_overlapping_requests():
+    # 30 J in the first second, 20 J in the next: 30 W, then 20 W. a runs 0-2, b 0.2-1.8.
+    times = [0.0, 1.0, 2.0]
+    energy = [0.0, 30.0, 50.0]
+    a = ledger.RequestActivity("a", 0.0, 2.0, ((0.5, 1), (0.9, 2), (1.5, 1)))
+    b = ledger.RequestActivity("b", 0.2, 1.8, ((0.6, 3), (1.6, 3)))
+    per_request, unattributed = ledger.attribute_energy_j(times, energy, [a, b])
+    # 0-0.2: a alone, 6 J. 0.2-1: 24 J, a 3 tokens and b 3: 12 J each.
+    # 1-1.8: 16 J, a 1 token and b 3: 4 and 12 J. 1.8-2: a alone, 4 J.
+    assert per_request["a"] == pytest.approx(6 + 12 + 4 + 4)
+    assert per_request["b"] == pytest.approx(12 + 12)
+    assert unattributed == pytest.approx(0.0)
+
+
+def test_four_identical_concurrent_requests_share_equally():
+    # the example: 40 W for 10 s, four requests each committing 100 tokens, 10 a second
+    times = [t / 2 for t in range(21)]
+    energy = [40.0 * t for t in times]
+    tokens = tuple((0.05 + i / 10, 1) for i in range(100))
+    requests = [ledger.RequestActivity(f"r{i}", 0.0, 10.0, tokens) for i in range(4)]
+    per_request, unattributed = ledger.attribute_energy_j(times, energy, requests)
+    assert per_request == {f"r{i}": pytest.approx(100.0) for i in range(4)}  # 1000 mJ/token each
+    assert unattributed == pytest.approx(0.0)
 
 
 def test_attribution_prefill_equal_split_and_idle_unattributed():
@@ -132,24 +165,49 @@ def test_attribution_prefill_equal_split_and_idle_unattributed():
     assert per_request["b"] == pytest.approx(5.0)
 
 
-@given(
-    st.lists(st.floats(min_value=0.0, max_value=50.0), min_size=2, max_size=20),
-    st.lists(
-        st.tuples(
-            st.floats(0, 19), st.floats(0, 19), st.lists(st.tuples(st.floats(0, 19), st.integers(1, 5)))
-        ),
-        min_size=1,
-        max_size=5,
-    ),
+meter_increments = st.lists(st.floats(min_value=0.0, max_value=50.0), min_size=2, max_size=20)
+raw_requests = st.lists(
+    st.tuples(st.floats(0, 19), st.floats(0, 19), st.lists(st.tuples(st.floats(0, 19), st.integers(1, 5)))),
+    min_size=1,
+    max_size=5,
 )
-def test_attribution_conserves_energy(increments, raw_requests):
+
+
+def meter_and_requests(increments, raw):
     times = [float(i) for i in range(len(increments) + 1)]
     energy = [0.0]
     for inc in increments:
         energy.append(energy[-1] + inc)
     requests = [
         ledger.RequestActivity(str(i), min(a, b), max(a, b) + 0.5, tuple(tokens))
-        for i, (a, b, tokens) in enumerate(raw_requests)
+        for i, (a, b, tokens) in enumerate(raw)
     ]
+    return times, energy, requests
+
+
+@given(meter_increments, raw_requests)
+def test_attribution_conserves_energy(increments, raw):
+    times, energy, requests = meter_and_requests(increments, raw)
     per_request, unattributed = ledger.attribute_energy_j(times, energy, requests)
     assert sum(per_request.values()) + unattributed == pytest.approx(energy[-1], abs=1e-6)
+
+
+@given(meter_increments, raw_requests, st.randoms(use_true_random=False))
+def test_attribution_is_a_function_of_the_set_of_requests(increments, raw, rng):
+    times, energy, requests = meter_and_requests(increments, raw)
+    per_request, unattributed = ledger.attribute_energy_j(times, energy, requests)
+    shuffled = list(requests)
+    rng.shuffle(shuffled)
+    again, unattributed_again = ledger.attribute_energy_j(times, energy, shuffled)
+    assert again == {k: pytest.approx(v, abs=1e-9) for k, v in per_request.items()}
+    assert unattributed_again == pytest.approx(unattributed, abs=1e-9)
+
+
+@given(meter_increments, raw_requests)
+def test_a_request_gets_no_more_than_the_energy_of_its_own_span(increments, raw):
+    times, energy, requests = meter_and_requests(increments, raw)
+    per_request, _ = ledger.attribute_energy_j(times, energy, requests)
+    for r in requests:
+        t0, t1 = max(r.t_start_s, times[0]), min(r.t_end_s, times[-1])
+        own_span_j = ledger.window_energy_j(times, energy, t0, t1) if t0 < t1 else 0.0
+        assert per_request[r.request_id] <= own_span_j + 1e-6

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import statistics
 
@@ -42,6 +43,25 @@ def test_rolling_mj_per_token_is_window_joules_over_window_tokens():
     assert r.energy_j == pytest.approx(400.0)
     assert r.mj_per_token == pytest.approx(400.0)
     assert r.net_mj_per_token is None  # no idle baseline yet
+
+
+def test_rolling_energy_tokens_and_idle_cover_the_same_span_at_start_up():
+    # A steady 40 W and 100 tok/s from t=0, polls every second from t=0, the meter's first reading at
+    # 0.5 s, idle 10 W: every figure is 40 W / 100 tok/s = 400 mJ/token gross, (40-10)/100 = 300 net.
+    live = LiveLedger(energy_window_s=30.0)
+    live.known_idle_w = 10.0
+    live.add_snapshot(dataclasses.replace(snap(0.0, 0), window_s=None, window_tokens=None))  # no window yet
+    figures = []
+    for step in range(5, 101):  # the meter every 0.1 s from 0.5 s, a poll at each whole second
+        t = step / 10
+        live.add_power(t, 40.0, 40.0 * t)
+        if step % 10 == 0:
+            live.add_snapshot(snap(t, 100))
+            r = live.rolling()
+            if r.mj_per_token is not None:
+                figures.append((r.mj_per_token, r.net_mj_per_token))
+    assert len(figures) == 9  # from the 2 s poll on: the first poll's window began before the meter
+    assert figures == [(pytest.approx(400.0), pytest.approx(300.0))] * 9
 
 
 def test_idle_from_polls_with_nothing_running_and_net_energy():

@@ -6,6 +6,7 @@ import pytest
 
 from collectors.meters import MeterReading
 from collectors.servers.snapshot import ServerSnapshot
+from tests.collectors.test_attribution import record
 from tui.state import LiveState, slot_rates
 
 
@@ -57,3 +58,29 @@ def test_an_energy_only_meter_fills_the_power_history():
         state.add_reading(MeterReading(i / 10, 4.0 * i))  # RAPL over node_exporter: joules only
     assert list(state.power_w) == [pytest.approx(40.0)] * 10
     assert len(state.ledger.power) == 10
+
+
+def test_a_sweep_points_records_arriving_one_by_one_share_the_energy_equally():
+    # 40 W for 10 s, four concurrent requests of 100 tokens: 1000 mJ/token each, not 4000/2000/1333/1000
+    state = LiveState()
+    for i in range(221):
+        state.add_reading(MeterReading(i / 20, 2.0 * i, 40.0))
+    for i in range(4):
+        state.add_record(record(f"r{i}", 0.0, 10.0, 100, concurrency_max=4))
+        state.attribution()  # the table is redrawn after each
+    shown = state.attribution()
+    assert [shown[f"r{i}"].mj_per_token for i in range(4)] == [pytest.approx(1000.0)] * 4
+
+
+def test_a_record_the_meter_has_not_read_past_gets_its_figure_when_it_does():
+    state = LiveState()
+    for i in range(161):  # the meter has read to 8 s
+        state.add_reading(MeterReading(i / 20, 2.0 * i, 40.0))
+    state.add_record(record("probe", 0.0, 10.0, 100, concurrency_max=3))
+    assert state.attribution()["probe"].mj_per_token is None
+    assert not state.settle_attribution()
+    for i in range(161, 221):
+        state.add_reading(MeterReading(i / 20, 2.0 * i, 40.0))
+    assert state.settle_attribution()  # the app redraws the requests table
+    assert state.attribution()["probe"].mj_per_token == pytest.approx(4000.0)
+    assert state.attribution()["probe"].shared  # the server ran three, spectop one

@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from collectors import export
+from collectors.attribution import shared_with_unseen
 from collectors.client import DEFAULT_PROMPT, RequestSpec, stream_request
 from collectors.errors import SpectopError
 from collectors.fmt import num, pct
@@ -78,8 +79,8 @@ def run(args: argparse.Namespace) -> int:
         record = asyncio.run(send(args))
         energy = export.energy_dict(sampler, record.t_send_s, record.t_done_s, record.committed_tokens)
     if energy is not None:
-        # the meter sees the whole device: other requests running meanwhile share this energy
-        energy["shared_with_other_requests"] = bool(record.concurrency_max and record.concurrency_max > 1)
+        # the meter sees the whole device: the server busier than this one request means others shared it
+        energy["shared_with_other_requests"] = shared_with_unseen(record.concurrency_max, own_concurrency=1)
     if args.json:
         print_json({**export.request_dict(record), "energy": energy})
     else:

@@ -8,13 +8,14 @@ histogram. Panels compare each new view with the one they show and skip an equal
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from textual.app import ComposeResult
 from textual.containers import Grid
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
+from collectors.attribution import Attribution
 from collectors.meters import MeterInfo
 from collectors.model import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
@@ -109,10 +110,10 @@ class DashboardScreen(Screen[None]):
         slots = snapshot.busy_slot_tokens if snapshot else ()
         self.requests_table.show_slots(snapshot, slots, slot_tok_s)
 
-    def show_records(self, records: Iterable[RequestRecord], attributed_mj: dict[str, float]) -> None:
+    def show_records(self, records: Iterable[RequestRecord], attribution: Mapping[str, Attribution]) -> None:
         """spectop's own requests: their rows, and the latency tab's pool of the recent ones."""
         records = list(records)
-        self.requests_table.show_records(records, attributed_mj)
+        self.requests_table.show_records(records, attribution)
         self.latency_panel.view = LatencyView(tuple(records[-LATENCY_RECORDS:]))
 
     # -- the sweep ---------------------------------------------------------------------------------

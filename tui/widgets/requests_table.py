@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from rich.text import Text
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowKey
 
-from collectors.fmt import num, pct
+from collectors.attribution import Attribution
+from collectors.fmt import MISSING, num, pct
 from collectors.model import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
 
@@ -32,11 +33,17 @@ COLUMNS = (
 
 def _sortable(cell: object) -> tuple[int, float | str]:
     """Numbers sort as numbers, dashes last."""
-    text = str(cell.plain if isinstance(cell, Text) else cell).replace("%", "").strip()
+    text = str(cell.plain if isinstance(cell, Text) else cell).replace("%", "").rstrip("*").strip()
     try:
         return (0, float(text))
     except ValueError:
         return (1, text)
+
+
+def mj_cell(attribution: Attribution | None) -> str:
+    """A request's attributed mJ/token; a `*` when traffic spectop did not see shared the energy."""
+    text = num(attribution.mj_per_token if attribution else None, ".0f")
+    return text + "*" if attribution and attribution.shared and text != MISSING else text
 
 
 def _signature(cell: object) -> object:
@@ -61,9 +68,9 @@ class RequestsTable(DataTable):
         self._shown: dict[str, tuple[object, ...]] = {}  # row key -> signatures of its cells
         self._slot_keys: set[str] = set()
         self._record_keys: set[str] = set()
-        self._record_cells: dict[str, tuple[RequestRecord, float | None, list[object]]] = {}
+        self._record_cells: dict[str, tuple[RequestRecord, Attribution | None, list[object]]] = {}
 
-    def record_cells(self, r: RequestRecord, mj: float | None) -> list[object]:
+    def record_cells(self, r: RequestRecord, attribution: Attribution | None) -> list[object]:
         lat = r.latency
         who = Text(r.tag.split(":")[0] or "client", style="red" if r.error else "")
         return [
@@ -75,7 +82,7 @@ class RequestsTable(DataTable):
             num(r.concurrency_mean, ".1f"),
             num(r.mean_advance, ".2f"),
             num(r.tok_s, ".1f"),
-            num(mj, ".0f"),
+            mj_cell(attribution),
             num(lat.ttft_ms, ".0f"),
             num(lat.chunk_gaps.p50_ms, ".1f"),
             num(lat.chunk_gaps.p95_ms, ".1f"),
@@ -98,15 +105,15 @@ class RequestsTable(DataTable):
             wanted[f"slot-{slot_id}"] += ["—", "—", busy, "—", rate] + ["—"] * 6
         self._slot_keys = self._sync(self._slot_keys, wanted)
 
-    def show_records(self, records: Iterable[RequestRecord], attributed_mj: dict[str, float]) -> None:
+    def show_records(self, records: Iterable[RequestRecord], attribution: Mapping[str, Attribution]) -> None:
         """spectop's own requests, newest first; a record's cells are formatted once."""
         wanted: dict[str, list[object]] = {}
-        cache: dict[str, tuple[RequestRecord, float | None, list[object]]] = {}
+        cache: dict[str, tuple[RequestRecord, Attribution | None, list[object]]] = {}
         for r in reversed(list(records)):
-            mj = attributed_mj.get(r.request_id)
+            share = attribution.get(r.request_id)
             known = self._record_cells.get(r.request_id)
-            if known is None or known[0] is not r or known[1] != mj:
-                known = (r, mj, self.record_cells(r, mj))
+            if known is None or known[0] is not r or known[1] != share:
+                known = (r, share, self.record_cells(r, share))
             cache[r.request_id] = known
             wanted[r.request_id] = known[2]
         self._record_cells = cache

@@ -1,0 +1,48 @@
+"""The Requests tab's mJ/token cell: a figure once the meter has read past the request, `*` when shared."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from collectors.attribution import Attribution
+from collectors.meters import MeterReading
+from tests.tui import synthetic
+from tests.tui.conftest import FakeCollector, FakeSampler
+from tests.tui.test_app import text_of
+from tui import messages
+from tui.app import SpectopApp
+from tui.config import Settings
+from tui.widgets.requests_table import RequestsTable, _sortable, mj_cell
+
+
+def test_the_cell_marks_a_shared_figure_and_shows_none_until_covered():
+    alone = Attribution(50.0, 50, covered=True, own_concurrency=1, shared=False)
+    assert mj_cell(alone) == "1000"
+    assert mj_cell(dataclasses.replace(alone, shared=True)) == "1000*"
+    assert mj_cell(dataclasses.replace(alone, covered=False, shared=True)) == "—"  # a lower bound
+    assert mj_cell(None) == "—"
+    assert _sortable("1000*") == (0, 1000.0)  # sorts among the numbers
+
+
+async def test_a_probe_gets_its_energy_when_the_meter_reads_past_it():
+    app = SpectopApp(
+        Settings(server_url=synthetic.URL, poll=False),
+        FakeCollector(synthetic.snapshots()),
+        FakeSampler(synthetic.METER),
+    )
+    async with app.run_test(size=(140, 42)) as pilot:
+        readings = synthetic.readings()  # 99-103 s, 60 W from 101 s
+        app.post_message(messages.MeterRead(readings))
+        await pilot.pause()
+        # a probe that ends at 103.08 s, past the meter's last reading; the server saw two busy
+        probe = dataclasses.replace(synthetic.record(t_send_s=102.95), concurrency_max=2)
+        app.add_records([probe])
+        await pilot.pause()
+        table = app.query_one(RequestsTable)
+        assert table.get_cell("r1", "mj") == "—"
+        later = MeterReading(103.2, readings[-1].energy_j + 60.0 * 0.2, 60.0)
+        app.post_message(messages.MeterRead([later]))
+        await pilot.pause()
+        # 60 W over its 0.128929 s is 7.736 J, over 48 tokens 161 mJ; another request ran beside it
+        assert table.get_cell("r1", "mj") == "161*"
+        assert "161*" in text_of(table)
