@@ -48,7 +48,7 @@ class SpectopExporter(Collector):
 
     def collect(self) -> Iterator[Metric]:
         with self._lock:
-            snap, rolling = self.live.latest, self.live.rolling()
+            snap, rolling, drafting = self.live.latest, self.live.rolling(), self.live.drafting()
             idle_w, batch = self.live.idle_w(), self.live.current_batch()
             power = self.live.power[-1] if self.live.power else None
         info = self.sampler.meter.info if self.sampler else None
@@ -80,11 +80,18 @@ class SpectopExporter(Collector):
             )
             yield from gauge("busy_slots", "requests running now", snap.slots_busy)
             yield from gauge("slots", "request slots the server has", snap.slots_total)
-            yield from gauge("draft_acceptance_ratio", "accepted over drafted tokens", snap.acceptance)
+        if drafting is not None:  # over the rolling window, like mJ/token (collectors/drafting.py)
             yield from gauge(
-                "mean_committed_advance", "tokens committed per verify step (G)", snap.mean_advance
+                "draft_acceptance_ratio", "accepted over drafted tokens, rolling window", drafting.acceptance
             )
-            yield from gauge("verified_width", "positions verified per step", snap.verified_width)
+            yield from gauge(
+                "mean_committed_advance",
+                "tokens committed per verify step, every step counted (G), rolling window",
+                drafting.mean_advance,
+            )
+            yield from gauge(
+                "verified_width", "positions verified per step, rolling window", drafting.verified_width
+            )
         yield from gauge("requests_per_decode", "requests per target forward pass (the actual batch)", batch)
         yield from gauge("power_watts", "power now, from the meter", power.power_w if power else None)
         yield from gauge("idle_power_watts", "idle baseline", idle_w)

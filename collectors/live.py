@@ -19,6 +19,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from collectors import ledger
+from collectors.drafting import rolling_drafting
 from collectors.meters.base import MeterReading
 from collectors.servers.snapshot import ServerSnapshot
 
@@ -157,6 +158,10 @@ class LiveLedger:
             else None
         )
         return RollingEnergy(t1 - t0, energy, tokens, gross, net)
+
+    def drafting(self) -> ServerSnapshot | None:
+        """The latest poll with its drafting counts summed over the rolling window (collectors/drafting.py)."""
+        return rolling_drafting(self.snapshots, self.energy_window_s, self.live_since_s)
 
     def current_batch(self) -> float | None:
         """Requests per decode over the last polls, else the busy slots now."""

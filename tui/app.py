@@ -143,7 +143,7 @@ class SpectopApp(App[None]):
         self.state.add_snapshot(snap)
         with self.batch_update():
             warning = self.show_sources()
-            self.main.show_snapshot(snap, self.state.tok_s, warning)
+            self.main.show_snapshot(snap, self.state.drafting() or snap, self.state.tok_s, warning)
             self.show_power()  # the idle baseline comes from idle polls
             self.main.show_energy(self.state.energy())
             self.main.show_slots(snap, self.state.slot_tok_s)

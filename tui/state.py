@@ -78,6 +78,10 @@ class LiveState:
         self.sweep_running = False
         self.ledger.live_since_s = t_s
 
+    def drafting(self) -> ServerSnapshot | None:
+        """Acceptance, G, width and S_j over the rolling window (one poll's window is often empty)."""
+        return self.ledger.drafting()
+
     def energy(self) -> LiveEnergy:
         return live_energy(self.ledger, self.sweep_summary, self.sweep_running)
 

@@ -94,12 +94,16 @@ class DashboardScreen(Screen[None]):
         self.power_panel.set_class(bool(error), "-failed")
 
     def show_snapshot(
-        self, snapshot: ServerSnapshot, history_tok_s: Sequence[float], void_warning: str | None
+        self,
+        snapshot: ServerSnapshot,
+        drafting: ServerSnapshot,
+        history_tok_s: Sequence[float],
+        void_warning: str | None,
     ) -> None:
-        """Throughput and drafting: what one poll tells."""
+        """Throughput from the latest poll; drafting over the rolling window (`LiveState.drafting`)."""
         self.throughput_panel.view = ThroughputView(snapshot, tuple(history_tok_s)[-SPARKLINE_POINTS:])
         self.throughput_panel.set_class(not snapshot.ok, "-failed")
-        self.drafting_panel.view = DraftingView(snapshot, void_warning)
+        self.drafting_panel.view = DraftingView(drafting, void_warning)
         self.drafting_panel.set_class(bool(void_warning), "-failed")
 
     def show_energy(self, energy: LiveEnergy) -> None:

@@ -38,7 +38,13 @@ class DraftingPanel(Panel):
                 ("  G ", "dim"),
                 (num(s.mean_advance, ".2f"), "bold"),
             ),
-            line(("width ", "dim"), num(s.verified_width, ".2f")),
+            line(
+                ("width ", "dim"),
+                num(s.verified_width, ".2f"),
+                ("  over ", "dim"),
+                num(s.window_s, ".0f", " s"),
+                ("  ≈", "yellow") if s.window_approximate else "",
+            ),
             line(
                 ("drafted/s ", "dim"),
                 num(rate(s.window_drafted), ".0f"),

@@ -1,0 +1,83 @@
+"""Drafting figures over the rolling window: counts of the window's polls summed, then divided once."""
+
+from __future__ import annotations
+
+import pytest
+
+from collectors.drafting import rolling_drafting
+from collectors.servers.snapshot import ServerSnapshot
+
+
+def poll(t_s: float, drafted, accepted, steps, positions=(), **kw) -> ServerSnapshot:
+    fields = dict(
+        url="u",
+        backend="llama.cpp",
+        taken_at_s=t_s,
+        status="ok",
+        window_s=1.0,
+        window_drafted=drafted,
+        window_accepted=accepted,
+        window_steps=steps,
+        window_per_position=positions,
+    )
+    fields.update(kw)
+    return ServerSnapshot(**fields)
+
+
+def test_a_request_finishing_in_one_poll_of_three_gives_the_window_its_figures():
+    # llama-server counts a request when it ends: polls 1 and 3 saw nothing finish
+    polls = [poll(1, 0, 0, 0), poll(2, 40, 30, 20, (15, 10, 5)), poll(3, 0, 0, 0)]
+    assert polls[-1].acceptance is None and polls[-1].mean_advance is None  # one poll alone says nothing
+    merged = rolling_drafting(polls, window_s=30)
+    assert merged is not None
+    assert merged.window_s == 3.0
+    assert merged.acceptance == pytest.approx(30 / 40)
+    assert merged.mean_advance == pytest.approx(1 + 30 / 20)
+    assert merged.verified_width == pytest.approx(1 + 40 / 20)
+    assert merged.survival == pytest.approx((0.75, 0.5, 0.25))
+    assert 1 + sum(merged.survival) == pytest.approx(merged.mean_advance)
+
+
+def test_two_finishing_polls_are_summed_before_dividing():
+    # 30/40 and 5/20 average to 50 %; the window's acceptance is 35/60
+    merged = rolling_drafting([poll(1, 40, 30, 20), poll(2, 20, 5, 15)], window_s=30)
+    assert merged.acceptance == pytest.approx(35 / 60)
+    assert merged.mean_advance == pytest.approx(1 + 35 / 35)
+
+
+def test_old_polls_polls_before_since_restarts_and_failures_are_left_out():
+    polls = [
+        poll(1, 100, 100, 10),  # older than the window
+        poll(40, 100, 0, 10),  # began before `since` (a sweep's traffic)
+        poll(50, 100, 0, 10, restarted=True),
+        poll(51, 100, 0, 10, status="unreachable"),
+        poll(52, 40, 30, 20),
+    ]
+    merged = rolling_drafting(polls, window_s=30, since_s=45)
+    assert merged.acceptance == pytest.approx(30 / 40)
+    assert merged.window_s == 1.0
+
+
+def test_g_comes_from_polls_that_know_their_steps():
+    # --no-slots: a poll whose steps are unknown would pair its accepted count with no steps
+    polls = [poll(1, 40, 30, 20), poll(2, 40, 40, None)]
+    merged = rolling_drafting(polls, window_s=30)
+    assert merged.mean_advance == pytest.approx(1 + 30 / 20)
+    assert merged.acceptance == pytest.approx(30 / 40)
+
+
+def test_acceptance_stays_when_no_poll_knows_its_steps():
+    merged = rolling_drafting([poll(1, 40, 30, None), poll(2, 20, 10, None)], window_s=30)
+    assert merged.acceptance == pytest.approx(40 / 60)
+    assert merged.mean_advance is None
+
+
+def test_an_approximate_poll_makes_the_window_approximate():
+    merged = rolling_drafting([poll(1, 40, 30, 20), poll(2, 40, 30, 20, counters_rounded=True)], window_s=30)
+    assert merged.window_approximate
+
+
+def test_no_counts_give_no_figures_and_no_snapshot_gives_none():
+    merged = rolling_drafting([poll(1, None, None, None)], window_s=30)
+    assert merged is not None and merged.acceptance is None and merged.mean_advance is None
+    assert rolling_drafting([], window_s=30) is None
