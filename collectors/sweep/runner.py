@@ -21,7 +21,8 @@ from collectors.sweep import checks, measure
 from collectors.sweep.arms import ArmPool, ArmSpec
 from collectors.sweep.plan import PointKey, SweepPlan
 from collectors.sweep.store import POINT_SCHEMA, RunStore, machine, new_run_dir
-from collectors.sweep.summary import summarize, to_markdown, to_table_csv
+from collectors.sweep.summary import summarize
+from collectors.sweep.tables import to_markdown, to_table_csv
 
 
 @dataclass(frozen=True, slots=True)
