@@ -2,7 +2,8 @@
 
 Which flags keep a point out of the verdict is one table, `EXCLUDING`, with the reason for each;
 a flag about a pass at a batch (`plain-drift`) excludes that pass's points there, not only the
-point that carries it.
+point that carries it. The idle baseline is checked too (`idle_flag`): an idle window the meter
+did not cover, or one shorter than its update periods allow, gives no baseline.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
+
+from collectors.meters.sampler import WindowEnergy
 
 Row = Mapping[str, Any]
 
@@ -148,3 +151,20 @@ def exclusions(rows: Sequence[Row]) -> list[tuple[str, ...]]:
     for r, codes in zip(rows, own):
         pass_wide.setdefault((r.get("pass"), r["batch"]), set()).update(PASS_WIDE.intersection(codes))
     return [tuple(sorted(set(codes) | pass_wide[(r.get("pass"), r["batch"])])) for r, codes in zip(rows, own)]
+
+
+def idle_flag(window: WindowEnergy) -> dict[str, str] | None:
+    """An idle window the meter did not cover, or one too short for its update period, is no baseline."""
+    if not window.covered:
+        return flag(
+            "idle-meter-gap",
+            "the meter's samples do not cover the idle window: no idle baseline, net figures left out "
+            "(check the meter: spectop doctor)",
+        )
+    if window.short_window:
+        return flag(
+            "idle-short",
+            f"the {window.t1_s - window.t0_s:.2f} s idle window is shorter than 10 meter update periods "
+            f"({window.update_period_s:g} s each): no idle baseline, net figures left out (use a longer --idle)",
+        )
+    return None
