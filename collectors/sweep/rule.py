@@ -68,6 +68,20 @@ def _crossing(below: tuple[int, float], above: tuple[int, float], limit: float) 
     return {"below": b0, "above": b1, "batch": round(math.exp(log_at), 2), "ratio": limit}
 
 
+def upward_exits(ratios: Sequence[tuple[int, float]], even_band: float = EVEN_BAND) -> list[dict[str, Any]]:
+    """Every place the ratio leaves the band upward between two neighbouring measured batches.
+
+    The crossover is the one exit of a clean table; a sweep refines around a lone exit even when a
+    noisy batch elsewhere leaves the table without a clean crossover.
+    """
+    ordered = sorted(ratios)
+    return [
+        _crossing((b0, r0), (b1, r1), 1.0 + even_band)
+        for (b0, r0), (b1, r1) in zip(ordered, ordered[1:])
+        if classify(r0, even_band) != "costs" and classify(r1, even_band) == "costs"
+    ]
+
+
 def judge(ratios: Sequence[tuple[int, float]], even_band: float = EVEN_BAND) -> Judgement:
     """One line a person can act on, and the crossover batch when there is a clean one."""
     if not ratios:
@@ -87,10 +101,8 @@ def judge(ratios: Sequence[tuple[int, float]], even_band: float = EVEN_BAND) -> 
             f"drafting costs energy at every measured batch ({span} concurrent requests): turn it off", None
         )
     if max(worth) < min(costs):
-        by_batch = dict(ordered)
-        last, first = max(worth), min(costs)
-        cross = _crossing((last, by_batch[last]), (first, by_batch[first]), 1.0 + even_band)
-        return Judgement(f"draft at ≤ {_requests(last)}, turn it off from {first}", cross)
+        (cross,) = upward_exits(ordered, even_band)  # all worth, then all cost: exactly one exit
+        return Judgement(f"draft at ≤ {_requests(cross['below'])}, turn it off from {cross['above']}", cross)
     if max(costs) < min(worth):
         return Judgement(
             f"drafting costs energy up to {_requests(max(costs))} and pays from {min(worth)}", None

@@ -26,6 +26,7 @@ from collectors.servers import default_route, detect, open_collector
 from collectors.sweep import checks, measure
 from collectors.sweep.arms import ArmPool, ArmSpec
 from collectors.sweep.plan import PointKey, SweepPlan
+from collectors.sweep.rule import upward_exits
 from collectors.sweep.store import POINT_SCHEMA, RunStore, machine, new_run_dir
 from collectors.sweep.summary import summarize
 from collectors.sweep.tables import to_markdown, to_table_csv
@@ -63,7 +64,7 @@ class PointDone:
 
 @dataclass(frozen=True, slots=True)
 class PointsAdded:
-    """Points planned after the grid: the batch between the two around the crossover (`refine`)."""
+    """Points planned after the grid: the batch where the ratio leaves the break-even band (`refine`)."""
 
     first_index: int
     keys: tuple[PointKey, ...]
@@ -283,10 +284,13 @@ class _Sweep:
 
 
 def refinement(plan: SweepPlan, rows: list[dict[str, Any]]) -> list[PointKey]:
-    """Points at the batch between the two that bracket the crossover, when there is room for one."""
-    cross = summarize(rows)["crossover"]
-    if not plan.refine or cross is None or cross["above"] - cross["below"] < 2:
+    """Points at the batch between the two where the energy ratio leaves the break-even band
+    upward, when there is one such place and room for a batch between them."""
+    table = summarize(rows)["rows"]
+    exits = upward_exits([(t["batch"], t["energy_ratio"]) for t in table if t["trusted"]])
+    if not plan.refine or len(exits) != 1 or exits[0]["above"] - exits[0]["below"] < 2:
         return []
+    cross = exits[0]
     batch = min(cross["above"] - 1, max(cross["below"] + 1, round(cross["batch"])))
     return [
         PointKey(0, batch, "plain", "before"),

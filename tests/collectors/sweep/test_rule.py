@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from collectors.sweep.rule import EVEN_BAND, classify, judge
+from collectors.sweep.rule import EVEN_BAND, classify, judge, upward_exits
 
 KEEP_ON = "drafting saves energy or breaks even at every measured batch (1–4 concurrent requests): keep it on"
 
@@ -121,3 +121,25 @@ def test_crossover_and_recommendation_never_contradict(table):
     by_batch = dict(ratios)
     share = (math.log(cross["batch"]) - math.log(below)) / (math.log(above) - math.log(below))
     assert by_batch[below] + share * (by_batch[above] - by_batch[below]) == pytest.approx(1.05, abs=0.01)
+
+
+def test_a_lone_exit_from_the_band_is_refined_even_without_a_clean_crossover():
+    from collectors.sweep.plan import SweepPlan
+    from collectors.sweep.runner import refinement
+    from tests.collectors.sweep.test_summary import note25_rows
+
+    rows = note25_rows()
+    # a noisy one-request point reading 1.07: the table has no clean crossover any more, but the
+    # ratio still leaves the band once, between 2 and 4, so the sweep measures 3
+    for r in rows:
+        if r["batch"] == 1 and r["arm"] == "draft":
+            r["energy_j"] *= 1.07 / 1.03
+    assert judge([(1, 1.07), (2, 0.71), (4, 1.12)]).crossover is None
+    assert [k.batch for k in refinement(SweepPlan(refine=True), rows)] == [3, 3, 3]
+    # two exits (the ratio dips back under the band at 8 and leaves it again at 16): no refinement
+    assert len(upward_exits([(1, 0.9), (2, 1.2), (4, 0.9), (8, 1.2)])) == 2
+    dips = note25_rows()
+    for r in dips:
+        if r["arm"] == "draft" and r["batch"] == 8:
+            r["energy_j"] *= 0.9 / 1.5
+    assert refinement(SweepPlan(refine=True), dips) == []
