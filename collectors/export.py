@@ -98,17 +98,22 @@ def request_dict(record: RequestRecord) -> dict[str, Any]:
 def energy_dict(
     sampler: Sampler | None, t0_s: float, t1_s: float, tokens: int | None
 ) -> dict[str, Any] | None:
-    """Energy over [t0, t1] from a running sampler, with the meter's identity; None without a meter."""
+    """Energy over [t0, t1] from a running sampler, with the meter's identity; None without a meter.
+
+    Where the meter's samples do not cover the window, `energy_j` is only what they cover (a lower
+    bound, `covered: false`) and the figures derived from it, W and mJ/token, are null.
+    """
     if sampler is None:
         return None
     window = sampler.energy_between(t0_s, t1_s, wait_s=1.0)
     seconds = t1_s - t0_s
+    value_j = window.energy_j if window.covered else None
     return {
         "meter": asdict(sampler.meter.info),
         "window_s": _round(seconds, 3),
         "energy_j": _round(window.energy_j, 4),
-        "power_w": _round(window.energy_j / seconds, 3) if seconds > 0 else None,
-        "mj_per_token": _round(1000 * window.energy_j / tokens, 3) if tokens else None,
+        "power_w": _round(value_j / seconds, 3) if value_j is not None and seconds > 0 else None,
+        "mj_per_token": _round(1000 * value_j / tokens, 3) if value_j is not None and tokens else None,
         "covered": window.covered,
         "short_window": window.short_window,
     }

@@ -4,7 +4,8 @@ UI-free, so the dashboard and any headless command say the same thing. The energ
 live drafting mJ/token with the last sweep's plain curve, read between measured batches linearly in
 log B (the sweep summary's `at_batch`, the same line its crossover is found on). Pitfalls handled:
 while a sweep runs the meter sees both of its arms, so no live figure is given; a server that does
-not draft is told what drafting would do there instead; void sweep points never feed the ratio.
+not draft is told what drafting would do there instead; only the sweep's trustworthy points
+(`collectors/sweep/checks.py` EXCLUDING) feed the curves.
 """
 
 from __future__ import annotations
@@ -77,14 +78,19 @@ def change(ratio: float) -> str:
 def curve_at(summary: dict[str, Any], arm: str, batch: float) -> float | None:
     """An arm's mJ/token in a sweep summary at `batch`, between its measured batches."""
     return at_batch(
-        [(t["batch"], t[arm]["mj_per_token"]) for t in summary["rows"] if t[arm]["mj_per_token"]], batch
+        [
+            (t["batch"], t[arm]["mj_per_token"])
+            for t in summary["rows"]
+            if t[arm]["mj_per_token"] and t[arm]["trusted"]
+        ],
+        batch,
     )
 
 
 def curve_ratio_at(summary: dict[str, Any], batch: float) -> float | None:
-    """The draft/plain energy ratio at `batch`, from the summary's non-void rows."""
+    """The draft/plain energy ratio at `batch`, from the summary's batches with a trustworthy pair."""
     return at_batch(
-        [(t["batch"], t["energy_ratio"]) for t in summary["rows"] if t["energy_ratio"] and not t["void"]],
+        [(t["batch"], t["energy_ratio"]) for t in summary["rows"] if t["energy_ratio"] and t["trusted"]],
         batch,
     )
 

@@ -1,9 +1,18 @@
-"""Every point is checked and flagged, never silently dropped or silently trusted."""
+"""Every point is checked and flagged, never silently dropped or silently trusted.
+
+Which flags keep a point out of the verdict is one table, `EXCLUDING`, with the reason for each;
+a flag about a pass at a batch (`plain-drift`) excludes that pass's points there, not only the
+point that carries it. The idle baseline is checked too (`idle_flag`): an idle window the meter
+did not cover, or one shorter than its update periods allow, gives no baseline.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
+
+from collectors.meters.sampler import WindowEnergy
 
 Row = Mapping[str, Any]
 
@@ -140,3 +149,54 @@ def drift_flag(after: Row, before: Row | None, limit: float) -> dict[str, str] |
         f"plain after draft reads {100 * drift:+.1f} % mJ/token against plain before "
         f"(limit {100 * limit:.0f} %): the machine was not steady",
     )
+
+
+# Which flags keep a point out of the summary's ratios, crossover and recommendation, and why
+# (docs/sweep.md, "Which points count"). Such a point stays in points.jsonl and in the table,
+# marked. Flags not named here are warnings: the point counts and the flag is shown beside it.
+EXCLUDING: Mapping[str, str] = MappingProxyType(
+    {
+        "void": "the draft arm drafted nothing: the point measures plain decoding, not drafting",
+        "concurrency": "the server ran fewer requests at once than B: the point belongs to a lower batch",
+        "request-errors": "some requests failed, so fewer than B ran: a different concurrency point",
+        "early-stop": "requests stopped before the fixed length: the batch thinned inside the window",
+        "meter-gap": "the meter did not cover the window: its energy is a lower bound, not a value",
+        "other-traffic": "the server did other work in the window: the joules are not these tokens' alone",
+        "output-mismatch": "draft and plain outputs differ at temperature 0: the arms did different work "
+        "(the reviewed paper's Algorithm 2 drops such pairs)",
+        "plain-drift": "plain before and after the draft point disagree: the machine was not steady, so "
+        "that pass at that batch has no baseline",
+        "estimate": "the energy is a CPU-load model, not a measurement",
+        "no-meter": "no energy was measured",
+    }
+)
+# Kept as warnings: `short-window` (the meter's lag is at most about a tenth of such a window, and
+# it lags both arms at a batch alike: rough, not wrong) and `concurrency-unknown` (the server
+# cannot say; excluding it would leave such servers with no verdict at all).
+PASS_WIDE = frozenset({"plain-drift"})  # excludes every point of its pass at its batch
+
+
+def exclusions(rows: Sequence[Row]) -> list[tuple[str, ...]]:
+    """For each row, the excluding flag codes that keep it out of the verdict (empty: it counts)."""
+    own = [tuple(sorted({f["code"] for f in r.get("flags", []) if f["code"] in EXCLUDING})) for r in rows]
+    pass_wide: dict[tuple[Any, Any], set[str]] = {}
+    for r, codes in zip(rows, own):
+        pass_wide.setdefault((r.get("pass"), r["batch"]), set()).update(PASS_WIDE.intersection(codes))
+    return [tuple(sorted(set(codes) | pass_wide[(r.get("pass"), r["batch"])])) for r, codes in zip(rows, own)]
+
+
+def idle_flag(window: WindowEnergy) -> dict[str, str] | None:
+    """An idle window the meter did not cover, or one too short for its update period, is no baseline."""
+    if not window.covered:
+        return flag(
+            "idle-meter-gap",
+            "the meter's samples do not cover the idle window: no idle baseline, net figures left out "
+            "(check the meter: spectop doctor)",
+        )
+    if window.short_window:
+        return flag(
+            "idle-short",
+            f"the {window.t1_s - window.t0_s:.2f} s idle window is shorter than 10 meter update periods "
+            f"({window.update_period_s:g} s each): no idle baseline, net figures left out (use a longer --idle)",
+        )
+    return None

@@ -1,4 +1,9 @@
-"""The paired sweep as a generator of progress events with a stop callback (shared by TUI and CLI)."""
+"""The paired sweep as a generator of progress events with a stop callback (shared by TUI and CLI).
+
+Pitfalls handled: an idle window the meter did not cover, or one too short for its update period,
+is flagged and gives no baseline (net figures are left out rather than built on it); a point's
+energy that the meter did not cover stays a lower bound and never becomes W or mJ/token.
+"""
 
 from __future__ import annotations
 
@@ -11,17 +16,20 @@ from typing import Any
 
 import httpx
 
+from collectors import latency
 from collectors.client import RequestSpec
 from collectors.errors import SpectopError
 from collectors.http import STREAM_TIMEOUT, make_client
-from collectors.meters.sampler import Sampler
+from collectors.meters.sampler import Sampler, WindowEnergy
 from collectors.model import RequestRecord
 from collectors.servers import default_route, detect, open_collector
 from collectors.sweep import checks, measure
 from collectors.sweep.arms import ArmPool, ArmSpec
 from collectors.sweep.plan import PointKey, SweepPlan
+from collectors.sweep.rule import upward_exits
 from collectors.sweep.store import POINT_SCHEMA, RunStore, machine, new_run_dir
-from collectors.sweep.summary import summarize, to_markdown, to_table_csv
+from collectors.sweep.summary import summarize
+from collectors.sweep.tables import to_markdown, to_table_csv
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,8 +42,9 @@ class SweepStarted:
 
 @dataclass(frozen=True, slots=True)
 class IdleMeasured:
-    power_w: float | None
+    power_w: float | None  # None: no baseline (no meter, or `flag` says why)
     duration_s: float
+    flag: dict[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +64,7 @@ class PointDone:
 
 @dataclass(frozen=True, slots=True)
 class PointsAdded:
-    """Points planned after the grid: the batch between the two around the crossover (`refine`)."""
+    """Points planned after the grid: the batch where the ratio leaves the break-even band (`refine`)."""
 
     first_index: int
     keys: tuple[PointKey, ...]
@@ -70,6 +79,28 @@ class SweepEnded:
 
 
 SweepEvent = SweepStarted | IdleMeasured | PointProgressed | PointDone | PointsAdded | SweepEnded
+
+
+def energy_fields(
+    energy: WindowEnergy | None, energy_window_s: float, tokens: int, idle_w: float | None
+) -> dict[str, Any]:
+    """A point's energy figures. Energy the meter did not cover is a lower bound: it is kept as
+    `energy_j` beside `energy_covered: false`, and never turned into W, mJ/token or net figures."""
+    measured_j = energy.energy_j if energy else None
+    covered = energy.covered if energy else False
+    energy_j = measured_j if covered else None
+    net_j = energy_j - idle_w * energy_window_s if energy_j is not None and idle_w is not None else None
+    return {
+        "energy_j": measured_j,
+        "energy_covered": covered,
+        "short_window": energy.short_window if energy else False,
+        "meter_update_period_s": energy.update_period_s if energy else None,
+        "idle_w": idle_w,
+        "net_energy_j": net_j,
+        "power_w": energy_j / energy_window_s if energy_j is not None and energy_window_s > 0 else None,
+        "mj_per_token": 1000 * energy_j / tokens if energy_j is not None and tokens else None,
+        "net_mj_per_token": 1000 * net_j / tokens if net_j is not None and tokens else None,
+    }
 
 
 def _client(api_key: str | None) -> httpx.AsyncClient:
@@ -95,6 +126,7 @@ class _Sweep:
         self.rows: list[dict[str, Any]] = []
         self.identity: dict[str, dict[str, Any]] = {}
         self.idle_w: float | None = None
+        self.idle_flag: dict[str, str] | None = None  # why the idle window gave no baseline
         self.meter = asdict(sampler.meter.info) if sampler else None
 
     async def _identify(self, arm: str, url: str) -> dict[str, Any]:
@@ -119,14 +151,16 @@ class _Sweep:
             self.identity[key.arm] = asyncio.run(self._identify(key.arm, url))
         return url
 
-    def measure_idle(self) -> float | None:
+    def measure_idle(self) -> tuple[float | None, dict[str, str] | None]:
+        """Idle power, or None and the flag saying why the window is no baseline."""
         if self.sampler is None:
-            return None
+            return None, None
         t0 = time.monotonic()
         while time.monotonic() - t0 < self.plan.idle_s and not self.should_stop():
             time.sleep(0.05)
         window = self.sampler.energy_between(t0, time.monotonic(), wait_s=2.0)
-        return window.power_w
+        flag = checks.idle_flag(window)
+        return (None if flag else window.power_w), flag
 
     def specs(self, batch: int, backend: str, tokens: int) -> list[RequestSpec]:
         route = self.plan.route or default_route(backend)
@@ -176,23 +210,10 @@ class _Sweep:
         energy = self.sampler.energy_between(e0, e1, wait_s=2.0) if self.sampler else None
         tokens, seconds = row["committed_tokens"], row["window_s"]
         row["energy_window_s"] = e1 - e0
-        row.update(
-            energy_j=energy.energy_j if energy else None,
-            energy_covered=energy.covered if energy else False,
-            short_window=energy.short_window if energy else False,
-            meter_update_period_s=energy.update_period_s if energy else None,
-            idle_w=self.idle_w,
-        )
-        e = row["energy_j"]
-        row["net_energy_j"] = (
-            e - self.idle_w * row["energy_window_s"] if e is not None and self.idle_w is not None else None
-        )
         row["tok_s"] = tokens / seconds if seconds > 0 else None
-        row["power_w"] = e / row["energy_window_s"] if e is not None and row["energy_window_s"] > 0 else None
-        row["mj_per_token"] = 1000 * e / tokens if e is not None and tokens else None
-        row["net_mj_per_token"] = (
-            1000 * row["net_energy_j"] / tokens if row["net_energy_j"] is not None and tokens else None
-        )
+        row.update(energy_fields(energy, e1 - e0, tokens, self.idle_w), idle_flag=self.idle_flag)
+        # every gap, so the summary's tails are percentiles of all its points' gaps pooled
+        row["chunk_gaps_ms"] = [round(g, 3) for r in window.records for g in latency.chunk_gaps_ms(r.events)]
         row.update(
             server=self.identity.get(key.arm),
             meter=self.meter,
@@ -248,22 +269,28 @@ class _Sweep:
             "machine": machine(),
             "planned_points": planned,
             "idle_w": self.idle_w,
+            "idle_flag": self.idle_flag,
             "servers": self.identity,
         }
 
     def finish(self, planned: int) -> dict[str, Any]:
         self.pool.stop_all()
         self.store.write_meta(self.meta(planned))
-        summary = summarize(self.rows, {"planned_points": planned, "idle_w": self.idle_w})
+        summary = summarize(
+            self.rows, {"planned_points": planned, "idle_w": self.idle_w, "idle_flag": self.idle_flag}
+        )
         self.store.write_summary(summary, to_table_csv(summary), to_markdown(summary))
         return summary
 
 
 def refinement(plan: SweepPlan, rows: list[dict[str, Any]]) -> list[PointKey]:
-    """Points at the batch between the two that bracket the crossover, when there is room for one."""
-    cross = summarize(rows)["crossover"]
-    if not plan.refine or cross is None or cross["above"] - cross["below"] < 2:
+    """Points at the batch between the two where the energy ratio leaves the break-even band
+    upward, when there is one such place and room for a batch between them."""
+    table = summarize(rows)["rows"]
+    exits = upward_exits([(t["batch"], t["energy_ratio"]) for t in table if t["trusted"]])
+    if not plan.refine or len(exits) != 1 or exits[0]["above"] - exits[0]["below"] < 2:
         return []
+    cross = exits[0]
     batch = min(cross["above"] - 1, max(cross["below"] + 1, round(cross["batch"])))
     return [
         PointKey(0, batch, "plain", "before"),
@@ -312,8 +339,8 @@ def run_sweep(
     try:
         sweep.ready(PointKey(0, plan.batches[0], "plain", "before"))
         started = time.monotonic()
-        sweep.idle_w = sweep.measure_idle()
-        yield IdleMeasured(sweep.idle_w, time.monotonic() - started)
+        sweep.idle_w, sweep.idle_flag = sweep.measure_idle()
+        yield IdleMeasured(sweep.idle_w, time.monotonic() - started, sweep.idle_flag)
         cancelled = yield from _run_points(sweep, schedule, 0)
         extra = [] if cancelled else refinement(plan, sweep.rows)
         if extra:

@@ -10,7 +10,7 @@ from collectors.live import LiveLedger
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep import summary
 from collectors.verdict import curve_at, curve_ratio_at, live_energy, verdict, void_warning
-from tests.collectors.sweep.test_summary import note25_rows
+from tests.collectors.sweep.test_summary import flagged, note25_rows
 
 NOTE25 = summary.summarize(note25_rows())
 URL = "http://127.0.0.1:8080"
@@ -30,7 +30,20 @@ def test_curves_are_read_linearly_in_log_batch_and_clamped_at_the_ends():
 def test_crossover_lies_on_the_same_line_as_the_ratio_curve():
     cross = NOTE25["crossover"]
     assert cross["below"] == 2 and cross["above"] == 4
-    assert curve_ratio_at(NOTE25, cross["batch"]) == pytest.approx(1.0, abs=0.005)
+    # where the ratio leaves the break-even band upward
+    assert curve_ratio_at(NOTE25, cross["batch"]) == pytest.approx(1.05, abs=0.005)
+
+
+def test_curves_skip_the_points_the_sweep_does_not_trust():
+    rows = flagged(note25_rows(), 4, "draft", "concurrency")
+    rows = flagged(rows, 4, "plain", "other-traffic")  # figures kept in the table, not trusted
+    untrusted_4 = summary.summarize(rows)
+    # B=4 is left out: at 4, halfway from 2 to 8 in log B, the curves read the mean of 2 and 8
+    halfway_2_8 = 4
+    ratio = {t["batch"]: t["energy_ratio"] for t in NOTE25["rows"]}
+    assert curve_ratio_at(untrusted_4, halfway_2_8) == pytest.approx((ratio[2] + ratio[8]) / 2)
+    plain = {t["batch"]: t["plain"]["mj_per_token"] for t in NOTE25["rows"]}
+    assert curve_at(untrusted_4, "plain", halfway_2_8) == pytest.approx((plain[2] + plain[8]) / 2)
 
 
 def test_verdict_against_the_plain_curve():

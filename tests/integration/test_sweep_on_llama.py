@@ -64,9 +64,11 @@ def test_short_sweep_from_a_draft_command(llama_server_binary, tiny_models, tmp_
         assert row["server"]["build"].startswith("b") and row["meter"]["method"] == "estimate"
         assert "estimate" in {f["code"] for f in row["flags"]}
         # the batch the server actually ran, from its own busy-slots-per-decode over the window
-        # (short answers on a shared CPU overlap imperfectly, so only ask that two did overlap)
+        # (short answers on a shared CPU overlap imperfectly, so only ask that two did overlap).
+        # llama-server prints that running mean with 6 significant digits, and the window's mean is
+        # rebuilt from it (mean x decodes, before and after): about 1e-4 of error here, not 0.
         assert (
-            row["concurrency_mean"] == pytest.approx(1.0)
+            row["concurrency_mean"] == pytest.approx(1.0, abs=0.01)
             if row["batch"] == 1
             else row["concurrency_mean"] > 1.2
         )

@@ -148,7 +148,9 @@ def test_refine_measures_the_batch_inside_the_crossover(sim, tmp_path, capsys):
     assert summary["points"] == summary["planned_points"] == 15
     ratios = {t["batch"]: t["energy_ratio"] for t in summary["rows"]}
     assert ratios[2] < ratios[3] < ratios[4]  # the simulator's curve rises through the crossover
-    assert summary["crossover"]["below"] in (2, 3) and summary["crossover"]["above"] in (3, 4)
+    # note 25's 1.03 at one request sits at the break-even band's edge: above it, no clean crossover
+    cross = summary["crossover"]
+    assert (cross["below"] in (2, 3) and cross["above"] in (3, 4)) if ratios[1] <= 1.05 else cross is None
 
 
 def test_refine_is_a_no_op_without_room(tmp_path):

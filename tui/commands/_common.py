@@ -1,7 +1,8 @@
 """The options several commands share, each defined once here (name, default, help), and their helpers.
 
 Pitfalls handled: the API key falls back to $SPECTOP_API_KEY when the command runs, so the key never
-shows as a default in --help; server text in energy rows is escaped before Rich reads it as markup.
+shows as a default in --help; server text in energy rows is escaped before Rich reads it as markup;
+energy the meter did not cover is shown as a lower bound ("≥ X J"), never as the energy.
 """
 
 from __future__ import annotations
@@ -95,14 +96,25 @@ def energy_rows(energy: dict[str, Any] | None) -> list[tuple[str, str]]:
         return [("energy", "no meter (--meter none)")]
     meter = energy["meter"]
     label = "ESTIMATE" if meter["method"] == "estimate" else meter["method"]
-    rows = [
-        ("meter", f"{escape(meter['name'])} ({label}, {escape(meter['boundary'])})"),
-        ("power", num(energy["power_w"], ".1f", " W") + f" over {num(energy['window_s'], '.2f', ' s')}"),
-        (
-            "mJ/token",
-            num(energy["mj_per_token"], ".0f") + (" (estimate)" if meter["method"] == "estimate" else ""),
-        ),
-    ]
+    rows = [("meter", f"{escape(meter['name'])} ({label}, {escape(meter['boundary'])})")]
+    if not energy["covered"]:
+        # what the samples cover is a lower bound: never shown as the energy, W or mJ/token
+        rows += [
+            (
+                "energy",
+                f"≥ {num(energy['energy_j'], '.1f', ' J')}, the meter did not cover the "
+                f"{num(energy['window_s'], '.2f', ' s')} window",
+            ),
+            ("mJ/token", num(None)),
+        ]
+    else:
+        rows += [
+            ("power", num(energy["power_w"], ".1f", " W") + f" over {num(energy['window_s'], '.2f', ' s')}"),
+            (
+                "mJ/token",
+                num(energy["mj_per_token"], ".0f") + (" (estimate)" if meter["method"] == "estimate" else ""),
+            ),
+        ]
     if energy["short_window"]:
         rows.append(
             (

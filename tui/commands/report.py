@@ -12,13 +12,14 @@ from rich.table import Table
 from rich.text import Text
 
 from collectors.sweep.store import load_run
-from collectors.sweep.summary import (
+from collectors.sweep.summary import summarize
+from collectors.sweep.tables import (
     DETAIL_COLUMNS,
     MAIN_COLUMNS,
-    summarize,
     table_cells,
     to_markdown,
     to_table_csv,
+    verdict_sentences,
 )
 from tui.commands import Subparsers
 from tui.commands._common import console
@@ -70,24 +71,21 @@ def _table(summary: dict[str, Any], columns, title: str) -> Table:
         table.add_column(name, justify="left" if name == "flags" else "right")
     for row, t in zip(cells, summary["rows"]):
         flagged = bool(set(t["plain"]["flags"]) | set(t["draft"]["flags"]))
-        style = "red" if t["void"] else ("yellow" if flagged else "")
+        style = "red" if t["void"] else ("yellow" if flagged or not t["trusted"] else "")
         table.add_row(*(Text(c) for c in row), style=style)
     return table
 
 
 def verdict_lines(summary: dict[str, Any]) -> list[Text]:
+    """The summary's sentences (the same as summary.md's), then what a terminal reader should notice."""
     lines = []
-    cross = summary.get("crossover")
-    if cross:
-        lines.append(
-            Text(
-                f"Energy crossover between {cross['below']} and {cross['above']} concurrent requests "
-                f"(≈ {cross['batch']:g})."
-            )
-        )
-    lines.append(Text(f"Recommendation: {summary['recommendation']}.", style="bold"))
-    if summary.get("idle_w") is not None:
-        lines.append(Text(f"Idle power {summary['idle_w']:.1f} W (net columns subtract it)."))
+    for sentence in verdict_sentences(summary):
+        if sentence.startswith("Recommendation:"):
+            lines.append(Text(sentence, style="bold"))
+        elif sentence.startswith(("No trustworthy pair", "Idle power not used")):
+            lines.append(Text(sentence, style="yellow"))
+        else:
+            lines.append(Text(sentence))
     planned = summary.get("planned_points")
     if planned and summary["points"] < planned:
         lines.append(Text(f"Partial run: {summary['points']} of {planned} points.", style="yellow"))

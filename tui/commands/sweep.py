@@ -153,7 +153,9 @@ def _sweep(args: argparse.Namespace, plan, arms, out, sampler: Sampler | None) -
                     progress.update(task, total=len(event.schedule), description="idle baseline")
                 elif isinstance(event, IdleMeasured) and out:
                     progress.console.print(
-                        f"idle: {_w(event.power_w)} over {event.duration_s:.1f} s", markup=False
+                        f"idle: {_w(event.power_w)} over {event.duration_s:.1f} s"
+                        + (f"\n    ! {event.flag['message']}" if event.flag else ""),
+                        markup=False,
                     )
                 elif isinstance(event, PointProgressed):
                     progress.update(task, description=f"{event.key.label}: {event.state}")
@@ -221,6 +223,9 @@ def _w(power_w: float | None) -> str:
 
 def _point_line(row: dict) -> str:
     mj = "—" if row.get("mj_per_token") is None else f"{row['mj_per_token']:.0f} mJ/token"
+    if not row.get("energy_covered") and row.get("energy_j") and row.get("committed_tokens"):
+        # the meter did not cover the window: its energy is a lower bound (the flag says so below)
+        mj = f"≥ {1000 * row['energy_j'] / row['committed_tokens']:.0f} mJ/token"
     acc = "" if row.get("acceptance") is None else f", acceptance {100 * row['acceptance']:.0f} %"
     flags = "".join(f"\n    ! {f['message']}" for f in row.get("flags", []))
     phase = f" {row['phase']}" if row.get("phase") else ""
