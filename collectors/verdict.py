@@ -18,6 +18,7 @@ from collectors.live import LiveLedger
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.specflags import is_void_draft
 from collectors.sweep.arms import split_command
+from collectors.sweep.rule import EVEN_BAND, classify
 from collectors.sweep.summary import at_batch
 
 
@@ -65,14 +66,21 @@ def verdict(
         ratio = curve_ratio_at(summary, batch)
         if ratio is None:
             return "this server does not draft"
-        return f"not drafting; at {batch:.1f} requests drafting would " + change(ratio)
+        return f"not drafting; at {batch:.1f} requests drafting {change(ratio, would=True)}"
     return f"drafting {change(mj_per_token / plain)} at {batch:.1f} requests (vs the sweep's plain curve)"
 
 
-def change(ratio: float) -> str:
-    if ratio < 1:
-        return f"saves {100 * (1 - ratio):.0f} %"
-    return f"costs {100 * (ratio - 1):.0f} % more"
+def change(ratio: float, would: bool = False) -> str:
+    """An energy ratio in words, read by the sweep's one rule (`rule.classify`: ±5 % is break-even).
+
+    `would` gives the conditional, for a server that does not draft.
+    """
+    kind = classify(ratio)
+    if kind == "saves":
+        return f"{'would save' if would else 'saves'} {100 * (1 - ratio):.0f} %"
+    if kind == "costs":
+        return f"{'would cost' if would else 'costs'} {100 * (ratio - 1):.0f} % more"
+    return f"{'would break' if would else 'breaks'} even ({100 * (ratio - 1):+.0f} %, within {100 * EVEN_BAND:.0f} %)"
 
 
 def curve_at(summary: dict[str, Any], arm: str, batch: float) -> float | None:

@@ -52,7 +52,11 @@ def test_verdict_against_the_plain_curve():
         "drafting saves 21 % at 2.0 requests (vs the sweep's plain curve)"
     )
     assert verdict(1.12 * plain_2, 2.0, NOTE25, None).startswith("drafting costs 12 % more")
-    assert verdict(300.0, 2.0, NOTE25, False) == "not drafting; at 2.0 requests drafting would saves 29 %"
+    assert verdict(300.0, 2.0, NOTE25, False) == "not drafting; at 2.0 requests drafting would save 29 %"
+    # the sweep's one rule: within 5 % of the plain curve is break-even, not "saves 3 %"
+    assert verdict(0.97 * plain_2, 2.0, NOTE25, True).startswith("drafting breaks even (-3 %, within 5 %)")
+    assert verdict(1.04 * plain_2, 2.0, NOTE25, True).startswith("drafting breaks even (+4 %, within 5 %)")
+    assert verdict(1.06 * plain_2, 2.0, NOTE25, True).startswith("drafting costs 6 % more")
     assert verdict(300.0, 2.0, None, True).startswith("no sweep yet")
     assert verdict(None, 2.0, NOTE25, True).startswith("idle")
 
@@ -77,7 +81,9 @@ def test_live_energy_gives_no_figure_while_a_sweep_runs():
         )
     now = live_energy(live, NOTE25, sweep_running=False)
     assert now.mj_per_token == pytest.approx(400.0) and now.batch == 2.0
-    assert now.verdict.startswith("drafting costs 3 % more at 2.0 requests")  # plain at 2: 390 mJ
+    assert now.verdict.startswith(
+        "drafting breaks even (+3 %, within 5 %) at 2.0 requests"
+    )  # plain at 2: 390 mJ
     during = live_energy(live, NOTE25, sweep_running=True)
     assert during.mj_per_token is None and "sweep running" in during.verdict
 

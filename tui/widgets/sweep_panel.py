@@ -12,6 +12,7 @@ from textual.widgets import Button, DataTable, Static
 from collectors.fmt import num, pct
 from collectors.sweep.plan import PointKey
 from collectors.sweep.summary import MAIN_COLUMNS, table_cells
+from collectors.sweep.tables import verdict_sentences
 from tui.widgets.sweep_plot import SweepPlot
 
 STATE_STYLE = {
@@ -138,6 +139,9 @@ class SweepPanel(Vertical):
         cross = summary.get("crossover")
         if cross:
             verdict.append(f"  Crossover ≈ {cross['batch']:g} requests.")
+        for sentence in verdict_sentences(summary):  # what the summary left out, and why
+            if sentence.startswith(("No trustworthy pair", "Idle power not used")):
+                verdict.append("\n" + sentence, style="yellow")
         self.query_one("#sweep-verdict", Static).update(verdict)
         if error:
             self.status(f"stopped: {error} — {summary['points']} points saved in {run_dir}", "bold red")

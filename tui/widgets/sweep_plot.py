@@ -23,11 +23,23 @@ class SweepPlot(PlotextPlot):
         if rows:
             xs = [math.log2(t["batch"]) for t in rows]
             for arm, colour in (("plain", "blue"), ("draft", "red")):
-                points = [(x, t[arm]["mj_per_token"]) for x, t in zip(xs, rows) if t[arm]["mj_per_token"]]
+                # the curves join trustworthy batches only; a batch the summary left out is a lone mark
+                points = [
+                    (x, t[arm]["mj_per_token"])
+                    for x, t in zip(xs, rows)
+                    if t[arm]["mj_per_token"] and t.get("trusted", True)
+                ]
                 if points:
                     plt.plot(
                         [p[0] for p in points], [p[1] for p in points], label=arm, color=colour, marker="hd"
                     )
+                left_out = [
+                    (x, t[arm]["mj_per_token"])
+                    for x, t in zip(xs, rows)
+                    if t[arm]["mj_per_token"] and not t.get("trusted", True)
+                ]
+                if left_out:
+                    plt.scatter([p[0] for p in left_out], [p[1] for p in left_out], color=colour, marker="x")
             plt.xticks(xs, [str(t["batch"]) for t in rows])
             cross = summary.get("crossover")
             if cross:
