@@ -24,7 +24,8 @@ from collectors.fmt import num, pct
 from collectors.http import STREAM_TIMEOUT, make_client
 from collectors.meters import Sampler
 from collectors.servers import default_route
-from collectors.sweep.runner import IdleMeasured, PointDone, SweepEnded, run_sweep
+from collectors.sweep.events import IdleMeasured, PointDone, SweepEnded
+from collectors.sweep.runner import run_sweep
 from collectors.verdict import void_warning
 from tui import messages
 from tui.config import Settings

@@ -7,7 +7,7 @@ from textual.message import Message
 from collectors.meters import MeterReading
 from collectors.model import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
-from collectors.sweep.runner import SweepEvent
+from collectors.sweep.events import SweepEvent
 
 
 class ServerPolled(Message):

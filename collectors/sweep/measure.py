@@ -25,6 +25,7 @@ import numpy as np
 from collectors import latency, ledger
 from collectors.client import RequestSpec, sample_busy, stream_request
 from collectors.meters.base import MeterReading
+from collectors.meters.sampler import WindowEnergy
 from collectors.model import RequestRecord
 from collectors.servers.base import Collector, WindowCounters, WindowDelta, window_delta
 
@@ -199,3 +200,25 @@ def window_figures(window: Window) -> dict[str, Any]:
         for r in records
     ]
     return figures
+
+
+def energy_fields(
+    energy: WindowEnergy | None, energy_window_s: float, tokens: int, idle_w: float | None
+) -> dict[str, Any]:
+    """A point's energy figures. Energy the meter did not cover is a lower bound: it is kept as
+    `energy_j` beside `energy_covered: false`, and never turned into W, mJ/token or net figures."""
+    measured_j = energy.energy_j if energy else None
+    covered = energy.covered if energy else False
+    energy_j = measured_j if covered else None
+    net_j = energy_j - idle_w * energy_window_s if energy_j is not None and idle_w is not None else None
+    return {
+        "energy_j": measured_j,
+        "energy_covered": covered,
+        "short_window": energy.short_window if energy else False,
+        "meter_update_period_s": energy.update_period_s if energy else None,
+        "idle_w": idle_w,
+        "net_energy_j": net_j,
+        "power_w": energy_j / energy_window_s if energy_j is not None and energy_window_s > 0 else None,
+        "mj_per_token": 1000 * energy_j / tokens if energy_j is not None and tokens else None,
+        "net_mj_per_token": 1000 * net_j / tokens if net_j is not None and tokens else None,
+    }

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,87 +20,25 @@ from collectors import latency
 from collectors.client import RequestSpec
 from collectors.errors import SpectopError
 from collectors.http import STREAM_TIMEOUT, make_client
-from collectors.meters.sampler import Sampler, WindowEnergy
-from collectors.model import RequestRecord
+from collectors.meters.sampler import Sampler
 from collectors.servers import default_route, detect, open_collector
 from collectors.sweep import checks, measure
 from collectors.sweep.arms import ArmPool, ArmSpec
+from collectors.sweep.events import (
+    IdleMeasured,
+    PointDone,
+    PointProgressed,
+    PointsAdded,
+    SweepEnded,
+    SweepEvent,
+    SweepStarted,
+)
+from collectors.sweep.measure import energy_fields
 from collectors.sweep.plan import PointKey, SweepPlan
 from collectors.sweep.rule import upward_exits
 from collectors.sweep.store import POINT_SCHEMA, RunStore, machine, new_run_dir
 from collectors.sweep.summary import summarize
 from collectors.sweep.tables import to_markdown, to_table_csv
-
-
-@dataclass(frozen=True, slots=True)
-class SweepStarted:
-    run_dir: Path
-    plan: SweepPlan
-    schedule: tuple[PointKey, ...]
-    arms: tuple[ArmSpec, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class IdleMeasured:
-    power_w: float | None  # None: no baseline (no meter, or `flag` says why)
-    duration_s: float
-    flag: dict[str, str] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class PointProgressed:
-    index: int
-    key: PointKey
-    state: str  # "starting server", "warm-up", "running"
-
-
-@dataclass(frozen=True, slots=True)
-class PointDone:
-    index: int
-    key: PointKey
-    row: dict[str, Any]
-    records: tuple[RequestRecord, ...] = ()  # the point's requests, for a live requests table
-
-
-@dataclass(frozen=True, slots=True)
-class PointsAdded:
-    """Points planned after the grid: the batch where the ratio leaves the break-even band (`refine`)."""
-
-    first_index: int
-    keys: tuple[PointKey, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class SweepEnded:
-    run_dir: Path
-    summary: dict[str, Any]
-    cancelled: bool
-    error: str | None = None
-
-
-SweepEvent = SweepStarted | IdleMeasured | PointProgressed | PointDone | PointsAdded | SweepEnded
-
-
-def energy_fields(
-    energy: WindowEnergy | None, energy_window_s: float, tokens: int, idle_w: float | None
-) -> dict[str, Any]:
-    """A point's energy figures. Energy the meter did not cover is a lower bound: it is kept as
-    `energy_j` beside `energy_covered: false`, and never turned into W, mJ/token or net figures."""
-    measured_j = energy.energy_j if energy else None
-    covered = energy.covered if energy else False
-    energy_j = measured_j if covered else None
-    net_j = energy_j - idle_w * energy_window_s if energy_j is not None and idle_w is not None else None
-    return {
-        "energy_j": measured_j,
-        "energy_covered": covered,
-        "short_window": energy.short_window if energy else False,
-        "meter_update_period_s": energy.update_period_s if energy else None,
-        "idle_w": idle_w,
-        "net_energy_j": net_j,
-        "power_w": energy_j / energy_window_s if energy_j is not None and energy_window_s > 0 else None,
-        "mj_per_token": 1000 * energy_j / tokens if energy_j is not None and tokens else None,
-        "net_mj_per_token": 1000 * net_j / tokens if net_j is not None and tokens else None,
-    }
 
 
 def _client(api_key: str | None) -> httpx.AsyncClient:

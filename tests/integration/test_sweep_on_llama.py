@@ -16,8 +16,9 @@ import pytest
 from collectors.launch import free_port
 from collectors.meters import Sampler, open_meter
 from collectors.sweep.arms import make_arms
+from collectors.sweep.events import PointDone, SweepEnded
 from collectors.sweep.plan import SweepPlan
-from collectors.sweep.runner import PointDone, SweepEnded, run_sweep
+from collectors.sweep.runner import run_sweep
 from collectors.sweep.store import load_run
 
 pytestmark = pytest.mark.llama

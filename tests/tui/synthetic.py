@@ -8,8 +8,8 @@ from collectors import latency, promtext, streams
 from collectors.meters import MeterInfo, MeterReading
 from collectors.model import RequestRecord
 from collectors.servers import llamacpp
+from collectors.sweep.events import IdleMeasured, PointDone, PointProgressed, SweepEnded, SweepStarted
 from collectors.sweep.plan import SweepPlan
-from collectors.sweep.runner import IdleMeasured, PointDone, PointProgressed, SweepEnded, SweepStarted
 from collectors.sweep.summary import summarize
 from tests.collectors.sweep.test_summary import note25_rows
 from tests.fixtures import read_json, read_text, sse_lines

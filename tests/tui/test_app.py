@@ -10,8 +10,8 @@ from textual.widgets import TabbedContent
 
 from collectors.meters import Sampler, open_meter
 from collectors.simulator import Simulator
+from collectors.sweep.events import PointDone, SweepEnded
 from collectors.sweep.plan import SweepPlan
-from collectors.sweep.runner import PointDone, SweepEnded
 from collectors.sweep.store import load_run
 from tests.tui import synthetic
 from tests.tui.conftest import FakeCollector, FakeSampler

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from textual.widgets import Static
 
-from collectors.sweep.runner import SweepEnded
+from collectors.sweep.events import SweepEnded
 from collectors.sweep.summary import summarize
 from tests.collectors.sweep.test_summary import flagged, note25_rows
 from tests.tui import synthetic
@@ -18,7 +18,9 @@ from tui.widgets.sweep_plot import SweepPlot
 
 
 def ended(rows) -> SweepEnded:
-    return SweepEnded(Path("results/x"), summarize(rows, {"planned_points": len(rows), "idle_w": None}), False)
+    return SweepEnded(
+        Path("results/x"), summarize(rows, {"planned_points": len(rows), "idle_w": None}), False
+    )
 
 
 async def show(summary_event: SweepEnded) -> tuple[str, SpectopApp]:

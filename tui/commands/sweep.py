@@ -21,16 +21,16 @@ from rich.progress import (
 from collectors.meters import Sampler, sampling
 from collectors.sweep import plan as sweep_plan
 from collectors.sweep.arms import make_arms
-from collectors.sweep.prompts import BUILT_IN, DEFAULT_SET, load_prompts
-from collectors.sweep.runner import (
+from collectors.sweep.events import (
     IdleMeasured,
     PointDone,
     PointProgressed,
     PointsAdded,
     SweepEnded,
     SweepStarted,
-    run_sweep,
 )
+from collectors.sweep.prompts import BUILT_IN, DEFAULT_SET, load_prompts
+from collectors.sweep.runner import run_sweep
 from collectors.sweep.summary import rewrite_summary
 from tui.commands import Subparsers
 from tui.commands._common import (

@@ -19,7 +19,7 @@ from collectors.attribution import Attribution
 from collectors.meters import MeterInfo
 from collectors.model import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
-from collectors.sweep.runner import (
+from collectors.sweep.events import (
     PointDone,
     PointProgressed,
     PointsAdded,

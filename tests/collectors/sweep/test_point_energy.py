@@ -15,8 +15,9 @@ from collectors.meters.sampler import Sampler, WindowEnergy
 from collectors.sweep import summary
 from collectors.sweep.arms import make_arms
 from collectors.sweep.checks import idle_flag
+from collectors.sweep.measure import energy_fields
 from collectors.sweep.plan import PointKey, SweepPlan
-from collectors.sweep.runner import _Sweep, energy_fields
+from collectors.sweep.runner import _Sweep
 from tests.collectors.sweep.test_measure import run_with
 
 POWER_W = 30.0

@@ -23,8 +23,9 @@ import pytest
 from collectors.meters import Sampler, open_meter
 from collectors.simulator import Simulator
 from collectors.sweep.arms import make_arms
+from collectors.sweep.events import SweepEnded
 from collectors.sweep.plan import SweepPlan
-from collectors.sweep.runner import SweepEnded, run_sweep
+from collectors.sweep.runner import run_sweep
 
 SPEEDUP = 4.0  # token rates and power both x4: mJ/token and every ratio are the profile's
 # note 25: requests, plain tok/s, draft tok/s, plain mJ/token, draft mJ/token, energy, plain W, draft W
