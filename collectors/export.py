@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from collectors import ledger
 from collectors.latency import Tail
 from collectors.meters.sampler import Sampler
 from collectors.model import RequestRecord
@@ -113,7 +114,11 @@ def energy_dict(
         "window_s": _round(seconds, 3),
         "energy_j": _round(window.energy_j, 4),
         "power_w": _round(value_j / seconds, 3) if value_j is not None and seconds > 0 else None,
-        "mj_per_token": _round(1000 * value_j / tokens, 3) if value_j is not None and tokens else None,
+        "mj_per_token": _round(_mj(value_j, tokens), 3),
         "covered": window.covered,
         "short_window": window.short_window,
     }
+
+
+def _mj(energy_j: float | None, tokens: int | None) -> float | None:
+    return ledger.mj_per_token(energy_j, tokens) if energy_j is not None and tokens else None

@@ -210,7 +210,11 @@ def energy_fields(
     measured_j = energy.energy_j if energy else None
     covered = energy.covered if energy else False
     energy_j = measured_j if covered else None
-    net_j = energy_j - idle_w * energy_window_s if energy_j is not None and idle_w is not None else None
+    net_j = (
+        ledger.net_energy_j(energy_j, idle_w, energy_window_s)
+        if energy_j is not None and idle_w is not None
+        else None
+    )
     return {
         "energy_j": measured_j,
         "energy_covered": covered,
@@ -219,6 +223,6 @@ def energy_fields(
         "idle_w": idle_w,
         "net_energy_j": net_j,
         "power_w": energy_j / energy_window_s if energy_j is not None and energy_window_s > 0 else None,
-        "mj_per_token": 1000 * energy_j / tokens if energy_j is not None and tokens else None,
-        "net_mj_per_token": 1000 * net_j / tokens if net_j is not None and tokens else None,
+        "mj_per_token": ledger.mj_per_token(energy_j, tokens) if energy_j is not None else None,
+        "net_mj_per_token": ledger.mj_per_token(net_j, tokens) if net_j is not None else None,
     }

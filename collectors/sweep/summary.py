@@ -12,12 +12,13 @@ a maximum of per-point percentiles; rows saved without their samples leave the g
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from collectors import ledger
 from collectors.sweep import checks
 from collectors.sweep.rule import EVEN_BAND, at_batch, classify, interpolate, judge
 from collectors.sweep.store import RunStore, load_run
@@ -70,7 +71,8 @@ def aggregate(rows: Sequence[Row], trusted: bool = True) -> dict[str, Any]:
     tokens, duration_s = _sum(rows, "committed_tokens") or 0.0, _sum(rows, "window_s") or 0.0
     # the seconds the meter measured over (rows saved before this was recorded: the request window)
     energy_s = sum(r.get("energy_window_s", r["window_s"]) for r in rows)
-    drafted, accepted, steps = (_sum(rows, k) or 0.0 for k in ("drafted", "accepted", "steps"))
+    # unknown counts (a point whose drafting the server did not report) stay unknown, never 0
+    drafted, accepted, steps = (_sum(rows, k) for k in ("drafted", "accepted", "steps"))
     gaps = _gaps(rows)
     return {
         "points": len(rows),
@@ -83,12 +85,12 @@ def aggregate(rows: Sequence[Row], trusted: bool = True) -> dict[str, Any]:
         "tok_s": tokens / duration_s if duration_s else None,
         "power_w": energy_j / energy_s if energy_j is not None and energy_s else None,
         "power_w_at_least": at_least_j / energy_s if at_least_j is not None and energy_s else None,
-        "mj_per_token": 1000 * energy_j / tokens if energy_j is not None and tokens else None,
-        "mj_per_token_at_least": 1000 * at_least_j / tokens if at_least_j is not None and tokens else None,
-        "net_mj_per_token": 1000 * net_j / tokens if net_j is not None and tokens else None,
-        "acceptance": accepted / drafted if drafted else None,
-        "mean_advance": 1 + accepted / steps if steps else None,
-        "verified_width": 1 + drafted / steps if steps else None,
+        "mj_per_token": _mj(energy_j, tokens),
+        "mj_per_token_at_least": _mj(at_least_j, tokens),
+        "net_mj_per_token": _mj(net_j, tokens),
+        "acceptance": _known(ledger.acceptance, drafted, accepted),
+        "mean_advance": _known(ledger.mean_committed_advance, accepted, steps),
+        "verified_width": _known(ledger.mean_verified_width, drafted, steps),
         "concurrency_mean": _median(r.get("concurrency_mean") for r in rows),
         "ttft_ms_p50": _pooled(
             [q["ttft_ms"] for r in rows for q in r.get("requests", []) if q.get("ttft_ms") is not None], 50
@@ -181,3 +183,12 @@ def rewrite_summary(run_dir: Path) -> dict[str, Any]:
     summary = summarize(rows, meta)
     RunStore(run_dir).write_summary(summary, to_table_csv(summary), to_markdown(summary))
     return summary
+
+
+def _mj(energy_j: float | None, tokens: float) -> float | None:
+    return ledger.mj_per_token(energy_j, int(tokens)) if energy_j is not None else None
+
+
+def _known(ratio: Callable[[int, int], float | None], a: float | None, b: float | None) -> float | None:
+    """A ledger ratio of two summed counts, or None when either count is unknown."""
+    return None if a is None or b is None else ratio(int(a), int(b))

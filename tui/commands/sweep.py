@@ -18,6 +18,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from collectors import ledger
 from collectors.meters import Sampler, sampling
 from collectors.sweep import plan as sweep_plan
 from collectors.sweep.arms import make_arms
@@ -225,7 +226,7 @@ def _point_line(row: dict) -> str:
     mj = "—" if row.get("mj_per_token") is None else f"{row['mj_per_token']:.0f} mJ/token"
     if not row.get("energy_covered") and row.get("energy_j") and row.get("committed_tokens"):
         # the meter did not cover the window: its energy is a lower bound (the flag says so below)
-        mj = f"≥ {1000 * row['energy_j'] / row['committed_tokens']:.0f} mJ/token"
+        mj = f"≥ {ledger.mj_per_token(row['energy_j'], row['committed_tokens']):.0f} mJ/token"
     acc = "" if row.get("acceptance") is None else f", acceptance {100 * row['acceptance']:.0f} %"
     flags = "".join(f"\n    ! {f['message']}" for f in row.get("flags", []))
     phase = f" {row['phase']}" if row.get("phase") else ""

@@ -317,3 +317,16 @@ def test_cross_checks():
     assert "1 of 4 outputs differ" in mismatch_flag(other, plain)["message"]
     assert drift_flag(same, plain, 0.05) is None
     assert "+6.0 %" in drift_flag(point(mj_per_token=106.0), plain, 0.05)["message"]
+
+
+def test_unknown_drafting_counts_give_unknown_figures_not_g_one():
+    # a draft point on a server that reported no drafting counts (vLLM without per-request metrics
+    # and no counters) but whose steps were read from the stream: G is unknown, not 1 + 0/150
+    rows = note25_rows()
+    for r in rows:
+        if r["arm"] == "draft" and r["batch"] == 4:
+            r.update(drafted=None, accepted=None, steps=150)
+    draft4 = by_batch(summary.summarize(rows))[4]["draft"]
+    assert draft4["acceptance"] is None and draft4["mean_advance"] is None and draft4["verified_width"] is None
+    draft2 = by_batch(summary.summarize(rows))[2]["draft"]
+    assert draft2["mean_advance"] == pytest.approx(1 + 280 / 200)  # the known ones: 280 accepted over 200 steps
