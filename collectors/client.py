@@ -17,7 +17,7 @@ import httpx
 from collectors import latency, streams
 from collectors.errors import ServerUnreachable, SpectopError
 from collectors.http import auth_headers
-from collectors.model import RequestRecord
+from collectors.request_record import RequestRecord
 
 DEFAULT_PROMPT = (
     "Explain, in plain words, why a power supply draws more current when the load on it grows, "

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from collectors import latency, ledger
 from collectors.attribution import AttributionBook, attribute_records, shared_with_unseen
 from collectors.meters import MeterReading
-from collectors.model import RequestRecord
+from collectors.request_record import RequestRecord
 
 
 def record(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from collectors import export
+from collectors import json_forms
 from collectors.client import RequestSpec, stream_request
 from tests.collectors.fake_servers import chat_stream
 from tests.fixtures import sse_lines
@@ -33,7 +33,7 @@ async def test_llama_server_chat_steps_are_exact_from_its_timings():
     assert record.steps_exact and record.steps == 48 - 1 - 17
     assert record.mean_advance == pytest.approx(1 + 17 / 30)
     assert record.verified_width == pytest.approx(1 + 17 / 30)
-    body = export.request_dict(record)
+    body = json_forms.request_dict(record)
     assert body["steps_exact"] is True and body["steps"] == 30
 
 
@@ -52,5 +52,5 @@ async def test_vllm_without_per_request_metrics_reads_g_from_bursts_and_says_so(
     assert not record.steps_exact and record.steps == 5
     assert record.mean_advance == pytest.approx(15 / 5)
     assert record.draft_n is None and record.acceptance is None and record.verified_width is None
-    body = export.request_dict(record)
+    body = json_forms.request_dict(record)
     assert body["steps_exact"] is False and body["verified_width"] is None

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from collectors import latency, promtext, streams
 from collectors.meters import MeterInfo, MeterReading
-from collectors.model import RequestRecord
+from collectors.request_record import RequestRecord
 from collectors.servers import llamacpp
 from collectors.sweep.events import IdleMeasured, PointDone, PointProgressed, SweepEnded, SweepStarted
 from collectors.sweep.plan import SweepPlan

@@ -91,7 +91,7 @@ def add_results_option(parser: argparse.ArgumentParser) -> None:
 
 
 def energy_rows(energy: dict[str, Any] | None) -> list[tuple[str, str]]:
-    """Table rows for an energy block from collectors.export.energy_dict."""
+    """Table rows for an energy block from collectors.json_forms.energy_dict."""
     if energy is None:
         return [("energy", "no meter (--meter none)")]
     meter = energy["meter"]

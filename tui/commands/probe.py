@@ -9,14 +9,14 @@ from collections import Counter
 from rich.markup import escape
 from rich.table import Table
 
-from collectors import export
+from collectors import json_forms
 from collectors.attribution import shared_with_unseen
 from collectors.client import DEFAULT_PROMPT, RequestSpec, stream_request
 from collectors.errors import SpectopError
 from collectors.fmt import num, pct
 from collectors.http import STREAM_TIMEOUT, make_client
 from collectors.meters import sampling
-from collectors.model import RequestRecord
+from collectors.request_record import RequestRecord
 from collectors.servers import check_url, default_route, detect, open_collector
 from tui.commands import Subparsers
 from tui.commands._common import (
@@ -77,12 +77,12 @@ async def send(args: argparse.Namespace) -> RequestRecord:
 def run(args: argparse.Namespace) -> int:
     with sampling(args.meter) as sampler:
         record = asyncio.run(send(args))
-        energy = export.energy_dict(sampler, record.t_send_s, record.t_done_s, record.committed_tokens)
+        energy = json_forms.energy_dict(sampler, record.t_send_s, record.t_done_s, record.committed_tokens)
     if energy is not None:
         # the meter sees the whole device: the server busier than this one request means others shared it
         energy["shared_with_other_requests"] = shared_with_unseen(record.concurrency_max, own_concurrency=1)
     if args.json:
-        print_json({**export.request_dict(record), "energy": energy})
+        print_json({**json_forms.request_dict(record), "energy": energy})
     else:
         table = render(record)
         for name, value in energy_rows(energy):

@@ -12,7 +12,7 @@ import asyncio
 from rich.markup import escape
 from rich.table import Table
 
-from collectors import export
+from collectors import json_forms
 from collectors.errors import ServerUnreachable
 from collectors.fmt import MISSING, num, pct
 from collectors.http import make_client
@@ -74,12 +74,14 @@ def run(args: argparse.Namespace) -> int:
     with sampling(args.meter) as sampler:
         snap = asyncio.run(take(args.server, api_key(args), args.window))
         energy = (
-            export.energy_dict(sampler, snap.taken_at_s - snap.window_s, snap.taken_at_s, snap.window_tokens)
+            json_forms.energy_dict(
+                sampler, snap.taken_at_s - snap.window_s, snap.taken_at_s, snap.window_tokens
+            )
             if snap.window_s
             else None
         )
     if args.json:
-        print_json({**export.snapshot_dict(snap), "energy": energy})
+        print_json({**json_forms.snapshot_dict(snap), "energy": energy})
     else:
         table = render(snap)
         for name, value in energy_rows(energy) if energy or args.meter == "none" else []:

@@ -17,7 +17,7 @@ from textual.widgets import Footer, TabbedContent, TabPane
 
 from collectors.attribution import Attribution
 from collectors.meters import MeterInfo
-from collectors.model import RequestRecord
+from collectors.request_record import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep.events import (
     PointDone,

@@ -108,7 +108,7 @@ class SweepDialog(ModalScreen[SweepRequest | None]):
 
     @on(Button.Pressed, "#dialog-run")
     @on(Input.Submitted)
-    def run_sweep(self) -> None:
+    def submit_request(self) -> None:
         try:
             self.dismiss(self.request())
         except (SpectopError, ValueError) as exc:
