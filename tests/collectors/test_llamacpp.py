@@ -8,7 +8,7 @@ import pytest
 from collectors import promtext
 from collectors.servers import llamacpp
 from collectors.servers.base import window_delta
-from tests.fixtures import PREFIXES, read_json, read_text
+from tests.support.captures import PREFIXES, read_json, read_text
 
 URL = "http://127.0.0.1:8080"
 

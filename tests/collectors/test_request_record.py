@@ -3,26 +3,14 @@ stream bursts (flagged) where it does not, and never G 1.00 or width 1.00 from m
 
 from __future__ import annotations
 
-import httpx
 import pytest
 
 from collectors import json_forms
 from collectors.client import RequestSpec, stream_request
-from tests.collectors.fake_servers import chat_stream
-from tests.fixtures import sse_lines
+from tests.support.fake_servers import chat_stream
+from tests.support.streaming import capture, serving
 
 URL = "http://127.0.0.1:8000"
-
-
-def serving(body: bytes) -> httpx.AsyncClient:
-    def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, content=body, headers={"Content-Type": "text/event-stream"})
-
-    return httpx.AsyncClient(transport=httpx.MockTransport(handler))
-
-
-def capture(name: str) -> bytes:
-    return "".join(line + "\n\n" for _, line in sse_lines(name)).encode()
 
 
 async def test_llama_server_chat_steps_are_exact_from_its_timings():

@@ -9,8 +9,8 @@ import pytest
 from collectors import json_forms, promtext
 from collectors.servers import sglang
 from collectors.servers.base import window_delta
-from tests.collectors.fake_servers import MODEL, mock_client
-from tests.collectors.fake_sglang import (
+from tests.support.fake_servers import MODEL, mock_client
+from tests.support.fake_sglang import (
     SGLANG_REFERENCE_PAGE,
     FakeSglang,
     SglangRank,

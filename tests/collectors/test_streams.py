@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from collectors import latency, streams
-from tests.fixtures import PREFIXES, read_json, sse_lines
+from tests.support.captures import PREFIXES, read_json, sse_lines
 
 
 def replay(name: str, native: bool) -> streams.StreamState:

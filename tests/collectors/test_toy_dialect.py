@@ -18,7 +18,7 @@ from collectors.servers import ServerSnapshot, default_route, detect, open_colle
 from collectors.servers.auto import AutoCollector
 from collectors.servers.base import Probe, ServerCollector, WindowCounters, json_body, window_delta
 from collectors.sweep import measure
-from tests.collectors.fake_servers import Answer, json_answer, mock_client
+from tests.support.fake_servers import Answer, json_answer, mock_client
 
 URL = "http://127.0.0.1:7000"
 

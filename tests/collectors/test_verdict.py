@@ -10,7 +10,7 @@ from collectors.live import LiveLedger
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep import summary
 from collectors.verdict import curve_at, curve_ratio_at, live_energy, verdict, void_warning
-from tests.collectors.sweep.test_summary import flagged, note25_rows
+from tests.support.sweep_rows import flagged, note25_rows
 
 NOTE25 = summary.summarize(note25_rows())
 URL = "http://127.0.0.1:8080"

@@ -6,7 +6,7 @@ import pytest
 
 from collectors import promtext
 from collectors.servers import vllm
-from tests.collectors.fake_servers import (
+from tests.support.fake_servers import (
     MODEL,
     VLLM_REFERENCE_PAGE,
     FakeVllm,

@@ -8,7 +8,7 @@ import pytest
 
 from collectors.simulator import Simulator
 from collectors.sweep.store import RunStore
-from tests.collectors.sweep.test_summary import note25_rows
+from tests.support.sweep_rows import note25_rows
 from tui.cli import main
 
 
@@ -156,7 +156,7 @@ def test_refine_measures_the_batch_inside_the_crossover(sim, tmp_path, capsys):
 def test_refine_is_a_no_op_without_room(tmp_path):
     from collectors.sweep.plan import SweepPlan
     from collectors.sweep.runner import refinement
-    from tests.collectors.sweep.test_summary import note25_rows
+    from tests.support.sweep_rows import note25_rows
 
     rows = note25_rows()
     assert [k.batch for k in refinement(SweepPlan(refine=True), rows)] == [3, 3, 3]

@@ -4,19 +4,15 @@ from __future__ import annotations
 
 import io
 import json
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, HTTPServer
-from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 from rich.console import Console
 
 from collectors.servers import llamacpp
-from tests.collectors.fake_servers import FakeVllm, Routes, VllmEngine
-from tests.collectors.fake_sglang import FakeSglang, SglangRank, SglangTokenizer
-from tests.tui.synthetic import raw
+from tests.support.fake_servers import FakeVllm, VllmEngine
+from tests.support.fake_sglang import FakeSglang, SglangRank, SglangTokenizer
+from tests.support.loopback import serving
+from tests.support.synthetic import raw
 from tui.cli import main
 from tui.commands.snapshot import render
 
@@ -60,35 +56,6 @@ STEP = [
         generated=60, drafts=20, draft_tokens=60, accepted=30, per_pos=(20, 8, 2), running=1, steps=10, itl=30
     ),
 ]
-
-
-class _Handler(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        url = urlsplit(self.path)
-        status, content_type, body = self.server.routes(url.path, dict(parse_qsl(url.query)))  # type: ignore[attr-defined]
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-@contextmanager
-def serving(routes: Routes) -> Iterator[str]:
-    """`routes` on 127.0.0.1 at a free port, one request at a time, for the length of the block."""
-    server = HTTPServer(("127.0.0.1", 0), _Handler)
-    server.routes = routes  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
 
 
 def test_snapshot_of_vllm_prints_the_drafting_figures(capsys):

@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from tests.tui import synthetic
-from tests.tui.conftest import FakeCollector, FakeSampler
+from tests.support import synthetic
+from tests.support.dashboard import FakeCollector, FakeSampler
 from tui import messages
 from tui.app import SpectopApp
 from tui.config import Settings

@@ -6,7 +6,7 @@ import pytest
 
 from collectors.meters import MeterReading
 from collectors.servers.snapshot import ServerSnapshot
-from tests.collectors.test_attribution import record
+from tests.support.records import record
 from tui.state import LiveState, slot_rates
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from collectors.simulator import NOTE25_TABLE, Simulator
 from collectors.simulator.profiles import NOTE25_ACCEPTANCE_RANGE, TableRow
-from tests.collectors.simulator.helpers import BatchResult, Meter, run_batch
+from tests.support.simulator_clients import BatchResult, Meter, run_batch
 
 SPEEDUP = 4.0
 N_TOKENS = 128

@@ -11,8 +11,8 @@ from collectors.servers import llamacpp
 from collectors.sweep.events import IdleMeasured, PointDone, PointProgressed, SweepEnded, SweepStarted
 from collectors.sweep.plan import SweepPlan
 from collectors.sweep.summary import summarize
-from tests.collectors.sweep.test_summary import note25_rows
-from tests.fixtures import read_json, read_text, sse_lines
+from tests.support.captures import read_json, read_text, sse_lines
+from tests.support.sweep_rows import note25_rows
 
 URL = "http://127.0.0.1:8080"
 METER = MeterInfo(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-FIXTURES = Path(__file__).resolve().parent / "data" / "llama-server"
+FIXTURES = Path(__file__).resolve().parents[1] / "data" / "llama-server"
 PREFIXES = ("plain", "draft-simple", "void")
 
 
