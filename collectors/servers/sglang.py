@@ -1,6 +1,6 @@
 """SGLang: poll /health, /v1/loads and (with --enable-metrics) /metrics, and once /server_info.
 
-Pitfalls handled (reference/vllm_sglang.md §3, §5.2): acceptance and accepted length are gauges
+Pitfalls handled (docs/servers.md, SGLang): acceptance and accepted length are gauges
 over the last 40 decode iterations, with no live counter pair, so a `SglangSnapshot`
 (sglang_snapshot.py) carries the gauges as they are and leaves drafted/accepted counts None;
 the tokenizer's token and verify counters move only when a request finishes, so live tokens/s

@@ -1,6 +1,6 @@
 """vLLM (V1 engine): poll /health and /metrics, and once /version, /v1/models and /server_info.
 
-Pitfalls handled (reference/vllm_sglang.md §1, §5.1): engine series carry `engine` (one per
+Pitfalls handled (docs/servers.md, vLLM): engine series carry `engine` (one per
 data-parallel rank) and `model_name` labels, so counters are summed over label sets before any
 ratio; the counters move on every engine step, so the window needs no per-request bookkeeping;
 a restart shows as a new `*_created` stamp, or (multiprocess mode, no stamps) as a counter going
