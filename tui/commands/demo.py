@@ -20,14 +20,13 @@ from collectors.errors import SpectopError
 from collectors.simulator import PROFILES, Simulator
 from collectors.simulator.simulator import SimulatorState
 from collectors.simulator.traffic import TrafficGenerator, default_pattern
-from tui.commands import Subparsers
 
 NAME = "demo"
 HELP = "run spectop on a simulated llama-server pair and GPU meter (needs nothing installed)"
+DESCRIPTION = __doc__.split("\n\n")[0] if __doc__ else None
 
 
-def register(subparsers: Subparsers) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser(NAME, help=HELP, description=__doc__.split("\n\n")[0] if __doc__ else None)
+def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-ui", action="store_true", help="print a live line per second instead of opening the dashboard"
     )
@@ -88,7 +87,6 @@ def register(subparsers: Subparsers) -> argparse.ArgumentParser:
         metavar="S",
         help="stop after S seconds (default 0: run until Ctrl-C)",
     )
-    return parser
 
 
 IDLE_FIRST_S = 4.0
