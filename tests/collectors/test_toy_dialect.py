@@ -16,7 +16,7 @@ from collectors.client import RequestSpec
 from collectors.errors import SpectopError
 from collectors.servers import ServerSnapshot, default_route, detect, open_collector, registry
 from collectors.servers.auto import AutoCollector
-from collectors.servers.base import Probe, ServerCollector, WindowCounters, json_body, window_delta
+from collectors.servers.base import Probe, RawPoll, ServerCollector, WindowCounters, json_body, window_delta
 from collectors.sweep import measure
 from tests.support.fake_servers import Answer, json_answer, mock_client
 
@@ -24,11 +24,7 @@ URL = "http://127.0.0.1:7000"
 
 
 @dataclass
-class ToyPoll:
-    t_s: float
-    status: str = "ok"
-    error: str | None = None
-    fix: str | None = None
+class ToyPoll(RawPoll):
     running: int | None = None
     generated: int | None = None
 
