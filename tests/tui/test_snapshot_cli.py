@@ -9,53 +9,16 @@ import pytest
 from rich.console import Console
 
 from collectors.servers import llamacpp
-from tests.support.fake_servers import FakeVllm, VllmEngine
+from tests.support.captures import raw
+from tests.support.fake_servers import FakeVllm
 from tests.support.fake_sglang import FakeSglang, SglangRank, SglangTokenizer
 from tests.support.loopback import serving
-from tests.support.synthetic import raw
+from tests.support.vllm_engines import D0, D1, E0, E1
 from tui.cli import main
 from tui.commands.snapshot import render
 
-# counters as vLLM keeps them: generated = first tokens + steps + accepted (see test_vllm.py)
-ENGINES = [
-    VllmEngine(
-        generated=2900,
-        drafts=1000,
-        draft_tokens=3000,
-        accepted=1800,
-        per_pos=(800, 600, 400),
-        running=8,
-        steps=1100,
-        itl=1000,
-    ),
-    VllmEngine(
-        generated=700,
-        drafts=300,
-        draft_tokens=900,
-        accepted=300,
-        per_pos=(200, 80, 20),
-        running=2,
-        steps=400,
-        itl=380,
-    ),
-]
-# per scrape: 360 drafted, 230 accepted over 130 steps (120 of them drafted), (110, 78, 42) per
-# position, 360 tokens
-STEP = [
-    VllmEngine(
-        generated=300,
-        drafts=100,
-        draft_tokens=300,
-        accepted=200,
-        per_pos=(90, 70, 40),
-        running=6,
-        steps=25,
-        itl=100,
-    ),
-    VllmEngine(
-        generated=60, drafts=20, draft_tokens=60, accepted=30, per_pos=(20, 8, 2), running=1, steps=10, itl=30
-    ),
-]
+# two engines, and what every scrape adds to them (tests/support/vllm_engines.py)
+ENGINES, STEP = [E0, E1], [D0, D1]
 
 
 def test_snapshot_of_vllm_prints_the_drafting_figures(capsys):
