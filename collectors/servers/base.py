@@ -215,8 +215,6 @@ class ServerCollector:
     health_endpoint: ClassVar[str] = "/health"
     load_endpoint: ClassVar[str | None] = None  # live running/waiting requests, where there is one
     has_window_counters: ClassVar[bool] = False  # `window_counters()` can bracket a sweep window
-    has_per_position: ClassVar[bool] = False  # accepted-per-draft-position counters (survival S_j)
-    has_slots: ClassVar[bool] = False  # per-slot live state (tokens decoded so far per request)
     # (path, HTTP status) -> what it means and how to fix it; 401 is always an API key
     http_hints: ClassVar[Mapping[tuple[str, int], str]] = {}
 

@@ -200,8 +200,6 @@ class LlamaCppCollector(ServerCollector):
     default_route = "completion"  # the native route: exact token counts and timings on every event
     load_endpoint = "/slots"
     has_window_counters = True  # with --metrics; they count a request when it finishes
-    has_per_position = True
-    has_slots = True
     http_hints = {
         ("/metrics", 501): "not available: start the server with --metrics",
         ("/slots", 501): "not available: the server was started with --no-slots",

@@ -233,7 +233,6 @@ class VllmCollector(ServerCollector):
     start_hint = "start vLLM there (vllm serve MODEL)"
     load_endpoint = None  # running and waiting requests are gauges on /metrics
     has_window_counters = True  # unless --disable-log-stats
-    has_per_position = True
     http_hints = {("/metrics", 404): "not found (HTTP 404): is --server the vLLM API server's port?"}
 
     @classmethod

@@ -7,8 +7,6 @@ from dataclasses import dataclass, field, replace
 from collectors.errors import SpectopError
 from collectors.sweep.prompts import BUILT_IN, DEFAULT_SET, PromptSet
 
-ARMS = ("plain", "draft")
-
 
 @dataclass(frozen=True, slots=True)
 class PointKey:

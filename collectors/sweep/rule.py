@@ -113,13 +113,3 @@ def judge(ratios: Sequence[tuple[int, float]], even_band: float = EVEN_BAND) -> 
         "concurrent requests: no clean crossover, re-run with more passes",
         None,
     )
-
-
-def crossover(ratios: Sequence[tuple[int, float]], even_band: float = EVEN_BAND) -> dict[str, Any] | None:
-    """Where the energy ratio leaves the break-even band upward, as `judge` finds it."""
-    return judge(ratios, even_band).crossover
-
-
-def recommend(ratios: Sequence[tuple[int, float]], even_band: float = EVEN_BAND) -> str:
-    """The recommendation `judge` gives."""
-    return judge(ratios, even_band).recommendation
