@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from collectors import ledger
-from collectors.model import RequestRecord
+from collectors.request_record import RequestRecord
 
 
 class MeterPoint(Protocol):

@@ -17,7 +17,7 @@ import httpx
 from collectors import latency, streams
 from collectors.errors import ServerUnreachable, SpectopError
 from collectors.http import auth_headers
-from collectors.model import RequestRecord
+from collectors.request_record import RequestRecord
 
 DEFAULT_PROMPT = (
     "Explain, in plain words, why a power supply draws more current when the load on it grows, "
@@ -111,10 +111,23 @@ async def stream_request(
     finally:
         if watcher:
             watcher.cancel()
-    t_done = clock()
+    return record_of(state, f"r{next(_request_ids)}", base_url, path, t_send, clock(), busy_samples, tag)
+
+
+def record_of(
+    state: streams.StreamState,
+    request_id: str,
+    base_url: str,
+    path: str,
+    t_send: float,
+    t_done: float,
+    busy_samples: list[int],
+    tag: str,
+) -> RequestRecord:
+    """The record of one finished stream: the server's counts, its events' latency, the busy samples."""
     drafting = state.draft_n is not None and state.draft_n > 0
     return RequestRecord(
-        request_id=f"r{next(_request_ids)}",
+        request_id=request_id,
         server_url=base_url,
         route=path,
         t_send_s=t_send,

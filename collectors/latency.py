@@ -95,7 +95,6 @@ class LatencyProfile:
     token_gaps: Tail  # each gap divided by the tokens in its chunk (genai-perf's convention)
     step_gaps: Tail  # gaps between verify steps: what a reader waits for
     burst_sizes: tuple[int, ...]  # tokens per verify step, in order; the first token is step 0
-    largest_gap_ms: float | None
     events: int
     tokens: int
 
@@ -117,7 +116,7 @@ def profile(events: Sequence[ChunkEvent], t_send_s: float, drafting: bool = True
     token_events = [e for e in events if e.n_tokens > 0]
     if not token_events:
         empty = Tail.of([])
-        return LatencyProfile(None, empty, empty, empty, (), None, 0, 0)
+        return LatencyProfile(None, empty, empty, empty, (), 0, 0)
     chunk_gaps = chunk_gaps_ms(token_events)
     token_gaps = [gap / e.n_tokens for gap, e in zip(chunk_gaps, token_events[1:]) for _ in range(e.n_tokens)]
     bursts = split_bursts(token_events, drafting)
@@ -127,7 +126,6 @@ def profile(events: Sequence[ChunkEvent], t_send_s: float, drafting: bool = True
         token_gaps=Tail.of(token_gaps),
         step_gaps=Tail.of(step_gaps_ms(token_events, drafting)),
         burst_sizes=tuple(sum(e.n_tokens for e in b) for b in bursts),
-        largest_gap_ms=max(chunk_gaps) if chunk_gaps else None,
         events=len(token_events),
         tokens=sum(e.n_tokens for e in token_events),
     )

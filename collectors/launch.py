@@ -167,7 +167,6 @@ class ServerProcess:
         self.name = name or Path(self.argv[0]).name
         self.log_path = Path(log_path) if log_path is not None else None
         self.started_s: float | None = None
-        self.ready_after_s: float | None = None
         self._proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -227,7 +226,6 @@ class ServerProcess:
         except BaseException:
             self.stop()
             raise
-        self.ready_after_s = time.monotonic() - self.started_s
         return self
 
     def _wait_healthy(self) -> None:

@@ -1,7 +1,8 @@
-"""The energy ledger: the seeds' accounting as pure functions.
+"""The energy ledger: the accounting of docs/energy-ledger.md as pure functions.
 
-Equation numbers refer to the review of "Only Accepted Tokens Count" (seeds/003); note 25 is
-seeds/000. Every ratio is a ratio of totals: joules are summed before dividing (Eq. 3, 14).
+Equation numbers are the review's of "Only Accepted Tokens Count" (docs/energy-ledger.md); the
+worked figures of note 25 are in docs/note25.md. Every ratio is a ratio of totals: joules are
+summed before dividing (Eq. 3, 14).
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ def expected_advance(survival: Iterable[float]) -> float:
 
 
 def geometric_survival(p: float, k: int) -> list[float]:
-    """S_j = p^j for a constant conditional acceptance p (the review's teaching model)."""
+    """S_j = p^j for a constant conditional acceptance p (the review's teaching model, Eq. 2 in docs/energy-ledger.md)."""
     return [p**j for j in range(1, k + 1)]
 
 

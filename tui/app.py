@@ -124,7 +124,8 @@ class SpectopApp(App[None]):
             self.post_message(messages.ProbeFinished(None, str(exc)))
 
     @work(thread=True, exclusive=True, group="sweep", exit_on_error=False)
-    def run_sweep(self, request: SweepRequest) -> None:
+    def sweep_worker(self, request: SweepRequest) -> None:
+        """The sweep engine in a thread; its events come back to the app as messages."""
         worker = get_current_worker()
         for event in run_sweep(
             request.plan,
@@ -254,7 +255,7 @@ class SpectopApp(App[None]):
         self.main.show_energy(self.state.energy())
         if self.on_sweep:
             self.on_sweep(True)
-        self.run_sweep(request)
+        self.sweep_worker(request)
 
     @on(Button.Pressed, "#sweep-run")
     def sweep_button(self) -> None:

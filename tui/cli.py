@@ -36,7 +36,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version="spectop 0.1.0")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:
-        command.register(subparsers).set_defaults(run=command.run)
+        command_parser = subparsers.add_parser(
+            command.NAME, help=command.HELP, description=command.DESCRIPTION
+        )
+        command.add_options(command_parser)
+        command_parser.set_defaults(run=command.run)
     return parser
 
 

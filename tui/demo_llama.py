@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import os
 import tempfile
-import threading
 from pathlib import Path
 
 from collectors.errors import SpectopError
 from collectors.launch import ServerProcess, find_llama_server, free_port, llama_server_argv
 from collectors.simulator.traffic import TrafficGenerator, default_pattern
 from collectors.tinymodels import write_model_pair
-from tui.commands.dashboard import run_dashboard
+from tui.commands.demo import dashboard_with_traffic
 from tui.config import Settings
 
 SLOTS = 4
@@ -50,21 +49,10 @@ def run_llama_demo(meter_spec: str = "estimate", phase_s: float = 16.0, tokens: 
             pattern = default_pattern(phase_s=phase_s, levels=LEVELS, arms=("draft",))
             return TrafficGenerator({"draft": draft.url}, pattern, n_tokens=tokens).start()
 
-        running = [traffic()]
-
-        def on_sweep(sweeping: bool) -> None:
-            if sweeping:
-                threading.Thread(target=running[0].stop, daemon=True).start()
-            else:
-                running[0] = traffic()
-
         settings = Settings(
             server_url=draft.url,
             plain_url=plain.url,
             draft_url=draft.url,
             title="spectop demo (real llama-server, tiny models)",
         )
-        try:
-            return run_dashboard(settings, meter_spec, on_sweep=on_sweep)
-        finally:
-            running[0].stop()
+        return dashboard_with_traffic(settings, meter_spec, traffic)

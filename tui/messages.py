@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.message import Message
 
 from collectors.meters import MeterReading
-from collectors.model import RequestRecord
+from collectors.request_record import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep.events import SweepEvent
 

@@ -14,7 +14,7 @@ from typing import Any
 from collectors.attribution import Attribution, AttributionBook
 from collectors.live import HISTORY, LiveLedger
 from collectors.meters import MeterReading
-from collectors.model import RequestRecord
+from collectors.request_record import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.verdict import LiveEnergy, live_energy
 

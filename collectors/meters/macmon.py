@@ -39,7 +39,6 @@ class MacmonIntegrator:
         self.soc_j = 0.0  # all_power = CPU + GPU + ANE (IOReport energy model)
         self.system_j = 0.0  # sys_power = SMC system power, when the Mac reports it
         self.soc_w: float | None = None
-        self.system_w: float | None = None
         self.lines = 0
         self.bad_lines = 0
         self._last_stamp: float | None = None
@@ -67,7 +66,7 @@ class MacmonIntegrator:
         self.soc_w, self.soc_j = soc_w, self.soc_j + soc_w * dt
         sys_w = d.get("sys_power")
         if isinstance(sys_w, (int, float)) and sys_w > 0:  # 0.0 means the SMC key was unreadable
-            self.system_w, self.system_j = float(sys_w), self.system_j + float(sys_w) * dt
+            self.system_j += float(sys_w) * dt
         self.lines += 1
         return True
 

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from collectors.servers.base import Collector, ServerCollector, WindowCounters
+from collectors.servers.base import ServerCollector
 from collectors.servers.registry import check_url, default_route, detect, dialect, open_collector
 from collectors.servers.sglang_snapshot import SglangSnapshot
 from collectors.servers.snapshot import ServerSnapshot
 
 __all__ = [
-    "Collector",
     "ServerCollector",
     "ServerSnapshot",
     "SglangSnapshot",
-    "WindowCounters",
     "check_url",
     "default_route",
     "detect",

@@ -108,6 +108,44 @@ def window_delta(before: WindowCounters | None, after: WindowCounters | None) ->
     return WindowDelta(tokens=as_int(grew("tokens")), busy_per_decode=per_decode, errors=errors, **counts)
 
 
+@dataclass
+class RawPoll:
+    """What a server's endpoints returned at one instant; a dialect's `derive` turns two into a snapshot.
+
+    Every dialect's poll has these; a dialect subclasses it with what it reads besides /metrics.
+    """
+
+    t_s: float
+    status: str = "ok"
+    error: str | None = None
+    fix: str | None = None
+    metrics: dict[str, list[promtext.Sample]] | None = None
+    metrics_status: str = "ok"
+
+
+def poll_fields(url: str, backend: str, raw: RawPoll) -> dict[str, Any]:
+    """The snapshot fields every dialect copies from its current poll."""
+    return dict(url=url, backend=backend, taken_at_s=raw.t_s, status=raw.status, error=raw.error, fix=raw.fix)
+
+
+def brackets_window(prev: RawPoll | None, cur: RawPoll, needs_metrics: bool = True) -> bool:
+    """Two successful polls, both with /metrics where the window is read from it, bracket a window."""
+    if prev is None or prev.status != "ok" or cur.status != "ok":
+        return False
+    return not needs_metrics or (prev.metrics is not None and cur.metrics is not None)
+
+
+def per_second(count: float | None, seconds: float) -> float | None:
+    """A window's count per second; None when the count is unknown or the window empty."""
+    return count / seconds if count is not None and seconds > 0 else None
+
+
+def position_deltas(before: tuple[int, ...], after: tuple[int, ...]) -> tuple[int, ...]:
+    """Accepted tokens per draft position over the window; a position new since `before` counts from 0."""
+    before = before + (0,) * (len(after) - len(before))
+    return tuple(b - a for a, b in zip(before, after, strict=False))
+
+
 class Collector(Protocol):
     """What the dashboard, exporter and sweep use: a dialect's collector, or one that detects first."""
 
@@ -177,8 +215,6 @@ class ServerCollector:
     health_endpoint: ClassVar[str] = "/health"
     load_endpoint: ClassVar[str | None] = None  # live running/waiting requests, where there is one
     has_window_counters: ClassVar[bool] = False  # `window_counters()` can bracket a sweep window
-    has_per_position: ClassVar[bool] = False  # accepted-per-draft-position counters (survival S_j)
-    has_slots: ClassVar[bool] = False  # per-slot live state (tokens decoded so far per request)
     # (path, HTTP status) -> what it means and how to fix it; 401 is always an API key
     http_hints: ClassVar[Mapping[tuple[str, int], str]] = {}
 
@@ -217,8 +253,8 @@ class ServerCollector:
         except (httpx.TransportError, ValueError):
             return None
 
-    async def fetch(self) -> Any:
-        """One raw poll of the server's endpoints; never raises for HTTP trouble."""
+    async def fetch(self) -> RawPoll:
+        """One raw poll of the server's endpoints (a dialect's RawPoll); never raises for HTTP trouble."""
         raise NotImplementedError
 
     def derive(self, prev: Any, raw: Any) -> ServerSnapshot:

@@ -1,6 +1,6 @@
 """llama-server: poll /health, /props, /slots and /metrics into a ServerSnapshot.
 
-Pitfalls handled (reference/llama_server.md): token and speculative counters only move when a
+Pitfalls handled (docs/servers.md, llama-server): token and speculative counters only move when a
 request finishes, so live tokens/s comes from the slots' `n_decoded` (llamacpp_slots.py);
 `spec_decode_num_drafts_total` counts only steps that drafted (under `--spec-draft-p-min` some
 draft nothing, under ngram-simple it barely moves), so the window's steps are every step of the
@@ -29,8 +29,15 @@ from collectors.servers.base import (
     ServerCollector,
     WindowCounters,
     WindowDelta,
+    brackets_window,
     json_with,
+    per_second,
+    poll_fields,
+    position_deltas,
     window_delta,
+)
+from collectors.servers.base import (
+    RawPoll as BaseRawPoll,
 )
 from collectors.servers.llamacpp_slots import SlotState, finished_requests, generated_tokens, slot_states
 from collectors.servers.series import as_int
@@ -48,18 +55,12 @@ _AT_FINISH = (
 
 
 @dataclass
-class RawPoll:
-    """What the endpoints returned at one instant; `derive` turns two of these into a snapshot."""
+class RawPoll(BaseRawPoll):
+    """llama-server's /props, /slots and /metrics at one instant."""
 
-    t_s: float
-    status: str = "ok"
-    error: str | None = None
-    fix: str | None = None
     props: dict[str, Any] | None = None
     slots: list[dict[str, Any]] | None = None
     slots_status: str = "ok"
-    metrics: dict[str, list[promtext.Sample]] | None = None
-    metrics_status: str = "ok"
     process_start: str | None = None
     reads_agree: bool = True  # False: a request finished between the /slots and /metrics reads
     extra: dict[str, Any] = field(default_factory=dict)
@@ -102,12 +103,7 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
     spec_types = params.get("speculative.types")
     now = counters(cur)
     base: dict[str, Any] = dict(
-        url=url,
-        backend=BACKEND,
-        taken_at_s=cur.t_s,
-        status=cur.status,
-        error=cur.error,
-        fix=cur.fix,
+        **poll_fields(url, BACKEND, cur),
         model=props.get("model_alias") or props.get("model_path"),
         build=props.get("build_info"),
         slots_total=props.get("total_slots") or (len(states) if cur.slots is not None else None),
@@ -127,7 +123,7 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
         metrics_status=cur.metrics_status,
         slots_status=cur.slots_status,
     )
-    if prev is None or prev.status != "ok" or cur.status != "ok":
+    if prev is None or not brackets_window(prev, cur, needs_metrics=False):
         return ServerSnapshot(**base)
     if restarted(prev, cur):
         return ServerSnapshot(**base, restarted=True)
@@ -141,7 +137,7 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
     window: dict[str, Any] = dict(
         window_s=window_s,
         window_tokens=tokens,
-        live_tok_s=tokens / window_s if tokens is not None and window_s > 0 else None,
+        live_tok_s=per_second(tokens, window_s),
         live_tok_s_exact=exact,
         window_drafted=delta.drafted,
         window_accepted=delta.accepted,
@@ -151,10 +147,8 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
         window_steps_exact=finished_exact and prev.reads_agree and cur.reads_agree,
         busy_slots_per_decode=delta.busy_per_decode,
     )
-    before_pos, after_pos = prev.per_position(), cur.per_position()
-    if after_pos:
-        before_pos = before_pos + (0,) * (len(after_pos) - len(before_pos))
-        window["window_per_position"] = tuple(b - a for a, b in zip(before_pos, after_pos, strict=False))
+    if cur.per_position():
+        window["window_per_position"] = position_deltas(prev.per_position(), cur.per_position())
     return ServerSnapshot(**base, **window)
 
 
@@ -206,8 +200,6 @@ class LlamaCppCollector(ServerCollector):
     default_route = "completion"  # the native route: exact token counts and timings on every event
     load_endpoint = "/slots"
     has_window_counters = True  # with --metrics; they count a request when it finishes
-    has_per_position = True
-    has_slots = True
     http_hints = {
         ("/metrics", 501): "not available: start the server with --metrics",
         ("/slots", 501): "not available: the server was started with --no-slots",

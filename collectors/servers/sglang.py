@@ -1,6 +1,6 @@
 """SGLang: poll /health, /v1/loads and (with --enable-metrics) /metrics, and once /server_info.
 
-Pitfalls handled (reference/vllm_sglang.md §3, §5.2): acceptance and accepted length are gauges
+Pitfalls handled (docs/servers.md, SGLang): acceptance and accepted length are gauges
 over the last 40 decode iterations, with no live counter pair, so a `SglangSnapshot`
 (sglang_snapshot.py) carries the gauges as they are and leaves drafted/accepted counts None;
 the tokenizer's token and verify counters move only when a request finishes, so live tokens/s
@@ -24,7 +24,20 @@ import httpx
 
 from collectors import promtext
 from collectors.servers import series, sglang_json
-from collectors.servers.base import Probe, ServerCollector, WindowCounters, json_body, json_with, model_owner
+from collectors.servers.base import (
+    Probe,
+    ServerCollector,
+    WindowCounters,
+    brackets_window,
+    json_body,
+    json_with,
+    model_owner,
+    per_second,
+    poll_fields,
+)
+from collectors.servers.base import (
+    RawPoll as BaseRawPoll,
+)
 from collectors.servers.sglang_snapshot import SglangSnapshot
 from collectors.servers.snapshot import ServerSnapshot
 
@@ -47,15 +60,9 @@ def _decode(labels: Mapping[str, str]) -> bool:
 
 
 @dataclass
-class RawPoll:
-    """What the endpoints returned at one instant; `derive` turns two of these into a snapshot."""
+class RawPoll(BaseRawPoll):
+    """SGLang's /v1/loads and /metrics at one instant, with what /server_info said once."""
 
-    t_s: float
-    status: str = "ok"
-    error: str | None = None
-    fix: str | None = None
-    metrics: dict[str, list[promtext.Sample]] | None = None
-    metrics_status: str = "ok"
     loads: list[dict[str, Any]] | None = None
     loads_status: str = "ok"
     info: dict[str, Any] | None = None  # /server_info: server args, internal_states, version
@@ -115,12 +122,7 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> SglangSnapshot:
         else sglang_json.loads_spec(cur.loads, "accept_rate")
     )
     base: dict[str, Any] = dict(
-        url=url,
-        backend=BACKEND,
-        taken_at_s=cur.t_s,
-        status=cur.status,
-        error=cur.error,
-        fix=cur.fix,
+        **poll_fields(url, BACKEND, cur),
         model=sglang_json.str_field(cur.info, "served_model_name", "model_path")
         or series.label_value(cur.metrics, PREFIX, "model_name"),
         build=sglang_json.str_field(cur.info, "version"),
@@ -140,13 +142,7 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> SglangSnapshot:
         accept_length_lifetime=sglang_json.lifetime_accept_length(cur.loads, cur.info),
         verify_width_tokens=_width(cur),
     )
-    if (
-        prev is None
-        or prev.status != "ok"
-        or cur.status != "ok"
-        or prev.metrics is None
-        or cur.metrics is None
-    ):
+    if prev is None or not brackets_window(prev, cur):
         return SglangSnapshot(**base)
     if restarted(prev, cur):
         return SglangSnapshot(**base, restarted=True)
@@ -158,7 +154,7 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> SglangSnapshot:
         **base,
         window_s=window_s,
         window_tokens=series.as_int(tokens),
-        live_tok_s=tokens / window_s if tokens is not None and window_s > 0 else None,
+        live_tok_s=per_second(tokens, window_s),
         live_tok_s_exact=False,  # decode tokens only: each request's first token comes from prefill
         window_steps=series.as_int(series.delta(prev.metrics, cur.metrics, VERIFY_CALLS)),
     )

@@ -75,23 +75,17 @@ class ServerSnapshot:
     @property
     def acceptance(self) -> float | None:
         """Accepted over drafted in the window; None when the window drafted nothing (or is unknown)."""
-        if not self.window_drafted:
-            return None
-        return ledger.acceptance(self.window_drafted, self.window_accepted or 0)
+        return _acceptance(self.window_drafted, self.window_accepted)
 
     @property
     def mean_advance(self) -> float | None:
         """G = 1 + accepted / steps over the window, every step counted; None when unknown."""
-        if not self.window_steps or self.window_accepted is None:
-            return None
-        return ledger.mean_committed_advance(self.window_accepted, self.window_steps)
+        return _advance(self.window_accepted, self.window_steps)
 
     @property
     def advance_per_drafted_step(self) -> float | None:
         """1 + accepted / steps that drafted: the servers' "mean acceptance length", not G."""
-        if not self.window_drafted_steps or self.window_accepted is None:
-            return None
-        return ledger.mean_committed_advance(self.window_accepted, self.window_drafted_steps)
+        return _advance(self.window_accepted, self.window_drafted_steps)
 
     @property
     def verified_width(self) -> float | None:
@@ -115,13 +109,19 @@ class ServerSnapshot:
     @property
     def acceptance_lifetime(self) -> float | None:
         """Accepted over drafted since the server started."""
-        if not self.drafted_total:
-            return None
-        return ledger.acceptance(self.drafted_total, self.accepted_total or 0)
+        return _acceptance(self.drafted_total, self.accepted_total)
 
     @property
     def mean_advance_lifetime(self) -> float | None:
         """G since the server started, where it counts every step (not llama-server)."""
-        if not self.steps_total or self.accepted_total is None:
-            return None
-        return ledger.mean_committed_advance(self.accepted_total, self.steps_total)
+        return _advance(self.accepted_total, self.steps_total)
+
+
+def _acceptance(drafted: int | None, accepted: int | None) -> float | None:
+    """Accepted over drafted; None when nothing (or an unknown amount) was drafted."""
+    return ledger.acceptance(drafted, accepted or 0) if drafted else None
+
+
+def _advance(accepted: int | None, steps: int | None) -> float | None:
+    """1 + accepted / steps; None when no step was counted or the accepted count is unknown."""
+    return None if not steps or accepted is None else ledger.mean_committed_advance(accepted, steps)

@@ -1,6 +1,6 @@
 """vLLM (V1 engine): poll /health and /metrics, and once /version, /v1/models and /server_info.
 
-Pitfalls handled (reference/vllm_sglang.md §1, §5.1): engine series carry `engine` (one per
+Pitfalls handled (docs/servers.md, vLLM): engine series carry `engine` (one per
 data-parallel rank) and `model_name` labels, so counters are summed over label sets before any
 ratio; the counters move on every engine step, so the window needs no per-request bookkeeping;
 a restart shows as a new `*_created` stamp, or (multiprocess mode, no stamps) as a counter going
@@ -25,7 +25,20 @@ import httpx
 
 from collectors import promtext
 from collectors.servers import series
-from collectors.servers.base import Probe, ServerCollector, WindowCounters, json_body, model_owner
+from collectors.servers.base import (
+    Probe,
+    ServerCollector,
+    WindowCounters,
+    brackets_window,
+    json_body,
+    model_owner,
+    per_second,
+    poll_fields,
+    position_deltas,
+)
+from collectors.servers.base import (
+    RawPoll as BaseRawPoll,
+)
 from collectors.servers.snapshot import ServerSnapshot
 
 BACKEND = "vllm"
@@ -47,15 +60,9 @@ STATS_OFF = "no vllm:* engine series: the server runs with --disable-log-stats; 
 
 
 @dataclass
-class RawPoll:
-    """What the endpoints returned at one instant; `derive` turns two of these into a snapshot."""
+class RawPoll(BaseRawPoll):
+    """vLLM's /metrics at one instant, with what /version, /v1/models and /server_info said once."""
 
-    t_s: float
-    status: str = "ok"
-    error: str | None = None
-    fix: str | None = None
-    metrics: dict[str, list[promtext.Sample]] | None = None
-    metrics_status: str = "ok"
     version: str | None = None
     models: list[dict[str, Any]] | None = None
     config: dict[str, Any] | None = None  # /server_info's vllm_config, dev mode only
@@ -136,12 +143,7 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
     """A snapshot from the current poll, with window figures when a previous poll exists."""
     running = series.as_int(cur.total(RUNNING))
     base: dict[str, Any] = dict(
-        url=url,
-        backend=BACKEND,
-        taken_at_s=cur.t_s,
-        status=cur.status,
-        error=cur.error,
-        fix=cur.fix,
+        **poll_fields(url, BACKEND, cur),
         model=_model(cur),
         build=cur.version,
         slots_total=_max_num_seqs(cur),
@@ -162,13 +164,7 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
         if running is not None
         else "unknown: vLLM reports running requests on /metrics only",
     )
-    if (
-        prev is None
-        or prev.status != "ok"
-        or cur.status != "ok"
-        or prev.metrics is None
-        or cur.metrics is None
-    ):
+    if prev is None or not brackets_window(prev, cur):
         return ServerSnapshot(**base)
     if restarted(prev, cur):
         return ServerSnapshot(**base, restarted=True)
@@ -184,7 +180,7 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
     window: dict[str, Any] = dict(
         window_s=window_s,
         window_tokens=tokens,
-        live_tok_s=tokens / window_s if tokens is not None and window_s > 0 else None,
+        live_tok_s=per_second(tokens, window_s),
         live_tok_s_exact=tokens is not None,  # the counter includes running requests' tokens
         window_drafted=spec_grew(DRAFT_TOKENS),
         window_accepted=spec_grew(ACCEPTED),
@@ -192,10 +188,8 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
         window_drafted_steps=spec_grew(DRAFTS),
         busy_slots_per_decode=requests_per_step(prev, cur),
     )
-    before, after = prev.per_position(), cur.per_position()
-    if after:
-        before = before + (0,) * (len(after) - len(before))
-        window["window_per_position"] = tuple(b - a for a, b in zip(before, after))
+    if cur.per_position():
+        window["window_per_position"] = position_deltas(prev.per_position(), cur.per_position())
     return ServerSnapshot(**base, **window)
 
 
@@ -239,7 +233,6 @@ class VllmCollector(ServerCollector):
     start_hint = "start vLLM there (vllm serve MODEL)"
     load_endpoint = None  # running and waiting requests are gauges on /metrics
     has_window_counters = True  # unless --disable-log-stats
-    has_per_position = True
     http_hints = {("/metrics", 404): "not found (HTTP 404): is --server the vLLM API server's port?"}
 
     @classmethod

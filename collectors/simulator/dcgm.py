@@ -7,7 +7,6 @@ counters file. The energy counter is integrated exactly up to the scrape (no col
 
 from __future__ import annotations
 
-import threading
 import uuid
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -51,21 +50,12 @@ def dcgm_page(accel: Accelerator, labels: dict[str, str]) -> str:
 class DcgmServer(LoopbackServer):
     """Serves `dcgm_page` at `/metrics`."""
 
+    thread_name = "sim-dcgm"
+
     def __init__(self, address: tuple[str, int], accel: Accelerator, labels: dict[str, str]) -> None:
         super().__init__(address, _Handler)
         self.accel = accel
         self.labels = labels
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> None:
-        self._thread = threading.Thread(
-            target=self.serve_forever, kwargs={"poll_interval": 0.1}, name="sim-dcgm", daemon=True
-        )
-        self._thread.start()
-
-    def stop(self) -> None:
-        self.shutdown()
-        self.server_close()
 
 
 class _Handler(BaseHTTPRequestHandler):

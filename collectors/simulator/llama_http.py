@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import queue
-import threading
 import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -27,17 +26,6 @@ class LlamaServer(LoopbackServer):
         super().__init__(address, _Handler)
         self.engine = engine
         self.created = int(time.time())
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> None:
-        self._thread = threading.Thread(
-            target=self.serve_forever, kwargs={"poll_interval": 0.1}, name="sim-http", daemon=True
-        )
-        self._thread.start()
-
-    def stop(self) -> None:
-        self.shutdown()
-        self.server_close()
 
 
 def _json_bytes(obj: Any) -> bytes:

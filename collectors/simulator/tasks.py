@@ -38,7 +38,6 @@ class TaskResult:
     """A finished request."""
 
     content: str
-    token_ids: tuple[int, ...]
     id_slot: int
     n_decoded: int
     n_prompt: int
@@ -104,7 +103,6 @@ class Task:
     def result(self, stop_type: str, timings: Timings) -> TaskResult:
         return TaskResult(
             content="".join(self.text),
-            token_ids=tuple(self.ids),
             id_slot=self.slot_id,
             n_decoded=self.n_decoded,
             n_prompt=self.n_prompt,

@@ -138,7 +138,7 @@ def mismatch_flag(row: Row, reference: Row | None) -> dict[str, str] | None:
 
 
 def drift_flag(after: Row, before: Row | None, limit: float) -> dict[str, str] | None:
-    """Plain measured after draft should agree with plain before it (note 25: within 1 %)."""
+    """Plain measured after draft should agree with plain before it (note 25, docs/note25.md: within 1 %)."""
     if before is None or not before.get("mj_per_token") or not after.get("mj_per_token"):
         return None
     drift = after["mj_per_token"] / before["mj_per_token"] - 1.0

@@ -26,7 +26,7 @@ from collectors import latency, ledger
 from collectors.client import RequestSpec, sample_busy, stream_request
 from collectors.meters.base import MeterReading
 from collectors.meters.sampler import WindowEnergy
-from collectors.model import RequestRecord
+from collectors.request_record import RequestRecord
 from collectors.servers.base import Collector, WindowCounters, WindowDelta, window_delta
 
 MARK_TOLERANCE_S = 0.25  # a mark further than this from the window's edge is not that edge

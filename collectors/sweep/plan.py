@@ -1,4 +1,4 @@
-"""What a sweep measures and in which order (DESIGN.md, "The paired sweep")."""
+"""What a sweep measures and in which order (docs/sweep.md, "Protocol")."""
 
 from __future__ import annotations
 
@@ -6,8 +6,6 @@ from dataclasses import dataclass, field, replace
 
 from collectors.errors import SpectopError
 from collectors.sweep.prompts import BUILT_IN, DEFAULT_SET, PromptSet
-
-ARMS = ("plain", "draft")
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +25,7 @@ class PointKey:
 
 @dataclass(frozen=True, slots=True)
 class SweepPlan:
-    """The protocol's knobs; defaults follow note 25 (1-16 requests, two passes, plain before and after)."""
+    """The protocol's knobs; defaults follow note 25 (docs/note25.md: 1-16 requests, two passes, plain before and after)."""
 
     batches: tuple[int, ...] = (1, 2, 4, 8, 16)
     max_tokens: int = 256

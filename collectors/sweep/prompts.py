@@ -1,4 +1,5 @@
-"""Built-in prompt sets, after the notes: note 25's power-supply prompt, and code, prose and edit."""
+"""Built-in prompt sets, after the notes: note 25's power-supply prompt (docs/note25.md), and code,
+prose and edit (seed 001, docs/draft-strategies.md)."""
 
 from __future__ import annotations
 

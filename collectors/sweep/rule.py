@@ -2,13 +2,14 @@
 
 A batch's draft/plain energy ratio is classified once (`classify`): above 1 + EVEN_BAND drafting
 costs energy, below 1 - EVEN_BAND it saves, in between it breaks even, and break-even counts as
-worth drafting, since drafting then still buys speed (note 25 at one request: 1.03x the energy at
-1.26x the speed). The recommendation and the crossover are read from that one classification
-(`judge`), so they cannot contradict each other. Pitfall handled: a crossover found at exactly
-1.0 beside a recommendation read with the band (ratios 0.8, 1.02, 1.04 once printed "crossover
-≈ 1.88" beside "keep it on"). The crossover exists only where the recommendation says "draft at
-≤ X, turn it off from Y": it lies between X and Y, where the ratio leaves the band upward,
-interpolated linearly in log B, the same line `at_batch` reads the live verdict's curves on.
+worth drafting, since drafting then still buys speed (note 25 at one request, docs/note25.md:
+1.03x the energy at 1.26x the speed). The recommendation and the crossover are read from that one
+classification (`judge`), so they cannot contradict each other. Pitfall handled: a crossover
+found at exactly 1.0 beside a recommendation read with the band (ratios 0.8, 1.02, 1.04 once
+printed "crossover ≈ 1.88" beside "keep it on"). The crossover exists only where the
+recommendation says "draft at ≤ X, turn it off from Y": it lies between X and Y, where the ratio
+leaves the band upward, interpolated linearly in log B, the same line `at_batch` reads the live
+verdict's curves on.
 """
 
 from __future__ import annotations
@@ -112,13 +113,3 @@ def judge(ratios: Sequence[tuple[int, float]], even_band: float = EVEN_BAND) -> 
         "concurrent requests: no clean crossover, re-run with more passes",
         None,
     )
-
-
-def crossover(ratios: Sequence[tuple[int, float]], even_band: float = EVEN_BAND) -> dict[str, Any] | None:
-    """Where the energy ratio leaves the break-even band upward, as `judge` finds it."""
-    return judge(ratios, even_band).crossover
-
-
-def recommend(ratios: Sequence[tuple[int, float]], even_band: float = EVEN_BAND) -> str:
-    """The recommendation `judge` gives."""
-    return judge(ratios, even_band).recommendation

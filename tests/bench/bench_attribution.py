@@ -15,7 +15,7 @@ import time
 
 from collectors.attribution import AttributionBook
 from collectors.meters import MeterReading
-from tests.collectors.test_attribution import record
+from tests.support.records import record
 
 METER = [MeterReading(i / 10, 4.0 * i, 40.0) for i in range(3001)]
 

@@ -1,7 +1,7 @@
 """What one message costs the dashboard's UI thread with a full history behind it.
 
 Run by hand (not collected by pytest): `python tests/bench/bench_dashboard_refresh.py [rounds]`.
-The app runs headless (`Settings(poll=False)`, the fakes of tests/tui) at 140x42 with the requests
+The app runs headless (`Settings(poll=False)`, the fakes of tests/support) at 140x42 with the requests
 tab showing. Its state is filled to a full history (300 polls, 3000 power points, 200 request
 records with their stream events, the polls cycling through idle and busy captures so there is an
 idle baseline to find). Then each round hands it, in turn: one `MeterRead` (5 new readings, as the
@@ -26,8 +26,8 @@ import sys
 import time
 
 from collectors.meters import MeterReading
-from tests.tui import synthetic
-from tests.tui.conftest import FakeCollector, FakeSampler
+from tests.support import synthetic
+from tests.support.dashboard import FakeCollector, FakeSampler
 from tui import messages
 from tui.app import SpectopApp
 from tui.config import Settings

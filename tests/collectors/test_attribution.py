@@ -8,29 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collectors import latency, ledger
+from collectors import ledger
 from collectors.attribution import AttributionBook, attribute_records, shared_with_unseen
 from collectors.meters import MeterReading
-from collectors.model import RequestRecord
-
-
-def record(
-    request_id: str, t_send_s: float, t_done_s: float, tokens: int, concurrency_max: int | None = None
-) -> RequestRecord:
-    """A request committing `tokens` one at a time, evenly over its span after a short prefill."""
-    step_s = (t_done_s - t_send_s) / (tokens + 1)
-    events = tuple(latency.ChunkEvent(t_send_s + (i + 1) * step_s, 1) for i in range(tokens))
-    return RequestRecord(
-        request_id=request_id,
-        server_url="http://s",
-        route="/completion",
-        t_send_s=t_send_s,
-        t_done_s=t_done_s,
-        events=events,
-        latency=latency.profile(events, t_send_s, drafting=False),
-        committed_tokens=tokens,
-        concurrency_max=concurrency_max,
-    )
+from collectors.request_record import RequestRecord
+from tests.support.records import record
 
 
 def steady_meter(power_w: float, until_s: float, period_s: float = 0.5) -> list[MeterReading]:

@@ -6,22 +6,18 @@ import pytest
 
 from collectors.drafting import rolling_drafting
 from collectors.servers.snapshot import ServerSnapshot
+from tests.support.snapshots import window_snapshot
 
 
 def poll(t_s: float, drafted, accepted, steps, positions=(), **kw) -> ServerSnapshot:
-    fields = dict(
-        url="u",
-        backend="llama.cpp",
-        taken_at_s=t_s,
-        status="ok",
-        window_s=1.0,
+    return window_snapshot(
+        t_s,
         window_drafted=drafted,
         window_accepted=accepted,
         window_steps=steps,
         window_per_position=positions,
+        **kw,
     )
-    fields.update(kw)
-    return ServerSnapshot(**fields)
 
 
 def test_a_request_finishing_in_one_poll_of_three_gives_the_window_its_figures():

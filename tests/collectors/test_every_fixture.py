@@ -8,7 +8,7 @@ import pytest
 
 from collectors import promtext, streams
 from collectors.servers import llamacpp
-from tests.fixtures import FIXTURES, read_json, read_text
+from tests.support.captures import FIXTURES, read_json, read_text
 
 FILES = sorted(p.name for p in FIXTURES.iterdir() if p.name != "README.md")
 

@@ -1,4 +1,5 @@
-"""The ledger reproduces the worked numbers of the review (seeds/003) and note 25 (seeds/000)."""
+"""The ledger reproduces the worked numbers of the review (docs/energy-ledger.md) and note 25
+(docs/note25.md)."""
 
 from __future__ import annotations
 

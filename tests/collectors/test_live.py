@@ -11,19 +11,11 @@ import pytest
 from collectors.live import LiveLedger
 from collectors.meters import MeterReading
 from collectors.servers.snapshot import ServerSnapshot
+from tests.support.snapshots import window_snapshot
 
 
 def snap(t_s: float, tokens: int, busy: int = 1, per_decode: float | None = 1.0) -> ServerSnapshot:
-    return ServerSnapshot(
-        url="u",
-        backend="llama.cpp",
-        taken_at_s=t_s,
-        status="ok",
-        window_s=1.0,
-        window_tokens=tokens,
-        slots_busy=busy,
-        busy_slots_per_decode=per_decode,
-    )
+    return window_snapshot(t_s, window_tokens=tokens, slots_busy=busy, busy_slots_per_decode=per_decode)
 
 
 def ledger_with(power_w: float = 40.0, seconds: int = 10) -> LiveLedger:

@@ -8,18 +8,9 @@ import pytest
 from collectors import promtext
 from collectors.servers import llamacpp
 from collectors.servers.base import window_delta
-from tests.fixtures import PREFIXES, read_json, read_text
+from tests.support.captures import PREFIXES, raw, read_json, read_text
 
 URL = "http://127.0.0.1:8080"
-
-
-def raw(prefix: str, metrics: str, slots: str, t_s: float) -> llamacpp.RawPoll:
-    return llamacpp.RawPoll(
-        t_s,
-        props=read_json(f"{prefix}.props.json"),
-        slots=read_json(f"{prefix}.slots.{slots}.json"),
-        metrics=promtext.parse(read_text(f"{prefix}.metrics.{metrics}.txt")),
-    )
 
 
 @pytest.mark.parametrize("prefix", PREFIXES)
@@ -116,6 +107,12 @@ def test_restart_resets_the_window():
     assert snap.restarted and snap.window_tokens is None and snap.live_tok_s is None
 
 
+def not_supported(endpoint: str) -> httpx.Response:
+    """llama-server's answer for an endpoint it was started without (--no-slots, no --metrics)."""
+    message = f"This server does not support {endpoint} endpoint. Start it with `--{endpoint}`"
+    return httpx.Response(501, json={"error": {"code": 501, "message": message}})
+
+
 def fake_server(metrics_status: int = 200, slots_status: int = 200, health_status: int = 200):
     prefix = "draft-simple"
 
@@ -127,27 +124,11 @@ def fake_server(metrics_status: int = 200, slots_status: int = 200, health_statu
             return httpx.Response(200, json=read_json(f"{prefix}.props.json"))
         if path == "/slots":
             if slots_status == 501:
-                return httpx.Response(
-                    501,
-                    json={
-                        "error": {
-                            "code": 501,
-                            "message": "This server does not support slots endpoint. Start it with `--slots`",
-                        }
-                    },
-                )
+                return not_supported("slots")
             return httpx.Response(200, json=read_json(f"{prefix}.slots.idle.json"))
         if path == "/metrics":
             if metrics_status == 501:
-                return httpx.Response(
-                    501,
-                    json={
-                        "error": {
-                            "code": 501,
-                            "message": "This server does not support metrics endpoint. Start it with `--metrics`",
-                        }
-                    },
-                )
+                return not_supported("metrics")
             return httpx.Response(
                 200,
                 text=read_text(f"{prefix}.metrics.after.txt"),

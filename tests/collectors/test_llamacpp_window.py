@@ -15,7 +15,7 @@ from collectors.servers import llamacpp
 from collectors.servers.base import window_delta
 from collectors.servers.llamacpp_slots import finished_requests, slot_states
 from collectors.sweep import checks
-from tests.fixtures import read_json, read_text, sse_lines
+from tests.support.captures import read_json, read_text, sse_lines
 
 URL = "http://127.0.0.1:8080"
 # the captures' two windows: before → busy ran the four 48-token requests of the completion and

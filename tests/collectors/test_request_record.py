@@ -3,26 +3,14 @@ stream bursts (flagged) where it does not, and never G 1.00 or width 1.00 from m
 
 from __future__ import annotations
 
-import httpx
 import pytest
 
-from collectors import export
+from collectors import json_forms
 from collectors.client import RequestSpec, stream_request
-from tests.collectors.fake_servers import chat_stream
-from tests.fixtures import sse_lines
+from tests.support.fake_servers import chat_stream
+from tests.support.streaming import capture, serving
 
 URL = "http://127.0.0.1:8000"
-
-
-def serving(body: bytes) -> httpx.AsyncClient:
-    def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, content=body, headers={"Content-Type": "text/event-stream"})
-
-    return httpx.AsyncClient(transport=httpx.MockTransport(handler))
-
-
-def capture(name: str) -> bytes:
-    return "".join(line + "\n\n" for _, line in sse_lines(name)).encode()
 
 
 async def test_llama_server_chat_steps_are_exact_from_its_timings():
@@ -33,7 +21,7 @@ async def test_llama_server_chat_steps_are_exact_from_its_timings():
     assert record.steps_exact and record.steps == 48 - 1 - 17
     assert record.mean_advance == pytest.approx(1 + 17 / 30)
     assert record.verified_width == pytest.approx(1 + 17 / 30)
-    body = export.request_dict(record)
+    body = json_forms.request_dict(record)
     assert body["steps_exact"] is True and body["steps"] == 30
 
 
@@ -52,5 +40,5 @@ async def test_vllm_without_per_request_metrics_reads_g_from_bursts_and_says_so(
     assert not record.steps_exact and record.steps == 5
     assert record.mean_advance == pytest.approx(15 / 5)
     assert record.draft_n is None and record.acceptance is None and record.verified_width is None
-    body = export.request_dict(record)
+    body = json_forms.request_dict(record)
     assert body["steps_exact"] is False and body["verified_width"] is None

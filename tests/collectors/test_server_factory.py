@@ -10,9 +10,9 @@ from collectors.servers import default_route, detect, dialect, open_collector
 from collectors.servers.llamacpp import LlamaCppCollector
 from collectors.servers.sglang import SglangCollector
 from collectors.servers.vllm import VllmCollector
-from tests.collectors.fake_servers import FakeVllm, VllmEngine, mock_client
-from tests.collectors.fake_sglang import FakeSglang, SglangRank
-from tests.fixtures import read_json
+from tests.support.captures import read_json
+from tests.support.fake_servers import FakeVllm, VllmEngine, mock_client
+from tests.support.fake_sglang import FakeSglang, SglangRank
 
 URL = "http://127.0.0.1:8000"
 

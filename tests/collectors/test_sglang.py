@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from collectors import export, promtext
+from collectors import json_forms, promtext
 from collectors.servers import sglang
 from collectors.servers.base import window_delta
-from tests.collectors.fake_servers import MODEL, mock_client
-from tests.collectors.fake_sglang import (
+from tests.support.fake_servers import MODEL, mock_client
+from tests.support.fake_sglang import (
     SGLANG_REFERENCE_PAGE,
     FakeSglang,
     SglangRank,
@@ -114,7 +114,7 @@ def test_export_carries_the_gauges():
     snap = sglang.derive(
         raw(SGLANG_REFERENCE_PAGE, 0.0, info=server_info()), raw(later, 1.0, info=server_info()), URL
     )
-    body = export.snapshot_dict(snap)
+    body = json_forms.snapshot_dict(snap)
     assert body["window_tokens"] == 100  # decoded: the gauges stand for the window
     assert body["acceptance"] == pytest.approx(0.6) and body["mean_advance"] == pytest.approx(2.8)
     assert body["accept_rate_gauge"] == pytest.approx(0.6) and body["verified_width"] == pytest.approx(4.0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from collectors import latency, streams
-from tests.fixtures import PREFIXES, read_json, sse_lines
+from tests.support.captures import PREFIXES, read_json, sse_lines
 
 
 def replay(name: str, native: bool) -> streams.StreamState:
@@ -69,7 +69,7 @@ def test_text_hash_equals_non_stream_content(prefix):
 
 
 def test_timings_per_token_gives_exact_step_keys():
-    # Events of one verify step share predicted_ms (llama_server.md §10.3).
+    # Events of one verify step share predicted_ms (docs/servers.md, llama-server).
     state = streams.StreamState()
     lines = [
         (

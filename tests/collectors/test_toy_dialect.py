@@ -16,19 +16,23 @@ from collectors.client import RequestSpec
 from collectors.errors import SpectopError
 from collectors.servers import ServerSnapshot, default_route, detect, open_collector, registry
 from collectors.servers.auto import AutoCollector
-from collectors.servers.base import Probe, ServerCollector, WindowCounters, json_body, window_delta
+from collectors.servers.base import (
+    Probe,
+    RawPoll,
+    ServerCollector,
+    WindowCounters,
+    json_body,
+    poll_fields,
+    window_delta,
+)
 from collectors.sweep import measure
-from tests.collectors.fake_servers import Answer, json_answer, mock_client
+from tests.support.fake_servers import Answer, json_answer, mock_client
 
 URL = "http://127.0.0.1:7000"
 
 
 @dataclass
-class ToyPoll:
-    t_s: float
-    status: str = "ok"
-    error: str | None = None
-    fix: str | None = None
+class ToyPoll(RawPoll):
     running: int | None = None
     generated: int | None = None
 
@@ -54,10 +58,7 @@ class ToyCollector(ServerCollector):
 
     def derive(self, prev: ToyPoll | None, raw: ToyPoll) -> ServerSnapshot:
         return ServerSnapshot(
-            url=self.url,
-            backend=self.backend,
-            taken_at_s=raw.t_s,
-            status=raw.status,
+            **poll_fields(self.url, self.backend, raw),
             slots_busy=raw.running,
             tokens_predicted_total=raw.generated,
         )

@@ -10,7 +10,8 @@ from collectors.live import LiveLedger
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep import summary
 from collectors.verdict import curve_at, curve_ratio_at, live_energy, verdict, void_warning
-from tests.collectors.sweep.test_summary import flagged, note25_rows
+from tests.support.snapshots import window_snapshot
+from tests.support.sweep_rows import flagged, note25_rows
 
 NOTE25 = summary.summarize(note25_rows())
 URL = "http://127.0.0.1:8080"
@@ -67,16 +68,8 @@ def test_live_energy_gives_no_figure_while_a_sweep_runs():
         live.add_power(i / 10, 40.0, 4.0 * i)
     for t in range(1, 11):
         live.add_snapshot(
-            ServerSnapshot(
-                url="u",
-                backend="llama.cpp",
-                taken_at_s=float(t),
-                status="ok",
-                window_s=1.0,
-                window_tokens=100,
-                slots_busy=2,
-                busy_slots_per_decode=2.0,
-                drafting=True,
+            window_snapshot(
+                float(t), window_tokens=100, slots_busy=2, busy_slots_per_decode=2.0, drafting=True
             )
         )
     now = live_energy(live, NOTE25, sweep_running=False)

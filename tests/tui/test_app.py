@@ -13,8 +13,8 @@ from collectors.simulator import Simulator
 from collectors.sweep.events import PointDone, SweepEnded
 from collectors.sweep.plan import SweepPlan
 from collectors.sweep.store import load_run
-from tests.tui import synthetic
-from tests.tui.conftest import FakeCollector, FakeSampler
+from tests.support import synthetic
+from tests.support.dashboard import FakeCollector, FakeSampler, text_of
 from tui import messages
 from tui.app import SpectopApp
 from tui.config import Settings
@@ -23,11 +23,6 @@ from tui.widgets.requests_table import RequestsTable
 from tui.widgets.source_bar import SourceBar
 from tui.widgets.sweep_dialog import SweepDialog
 from tui.widgets.sweep_panel import SweepPanel
-
-
-def text_of(widget) -> str:
-    """What a widget shows on screen, line by line."""
-    return "\n".join(widget.render_line(y).text for y in range(widget.size.height))
 
 
 async def wait_until(pilot, condition, timeout_s: float = 60.0) -> None:

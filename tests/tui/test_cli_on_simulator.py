@@ -8,7 +8,7 @@ import pytest
 
 from collectors.simulator import Simulator
 from collectors.sweep.store import RunStore
-from tests.collectors.sweep.test_summary import note25_rows
+from tests.support.sweep_rows import note25_rows
 from tui.cli import main
 
 
@@ -20,6 +20,31 @@ def sim():
 
 def meter(sim) -> str:
     return f"dcgm={sim.meter_url}/metrics?period=0.1"
+
+
+def sweep_args(sim, results, batches: str, tokens: int, *extra: str) -> list[str]:
+    """`spectop sweep` on the simulator's arms and meter: one pass, a short idle baseline, as JSON."""
+    return [
+        "sweep",
+        "--plain",
+        sim.plain_url,
+        "--draft",
+        sim.draft_url,
+        "--batches",
+        batches,
+        "--tokens",
+        str(tokens),
+        "--passes",
+        "1",
+        "--idle",
+        "0.3",
+        "--meter",
+        meter(sim),
+        "--results",
+        str(results),
+        *extra,
+        "--json",
+    ]
 
 
 @pytest.mark.parametrize(("arm", "tok_s", "power_w"), [("plain", 61.9, 22.9), ("draft", 78.3, 29.8)])
@@ -78,32 +103,13 @@ def test_report_on_a_folder_that_is_not_a_run(tmp_path, capsys):
 
 
 def test_sweep_json_and_its_files(sim, tmp_path, capsys):
-    args = [
-        "sweep",
-        "--plain",
-        sim.plain_url,
-        "--draft",
-        sim.draft_url,
-        "--batches",
-        "1,2",
-        "--tokens",
-        "64",
-        "--passes",
-        "1",
-        "--idle",
-        "0.3",
-        "--meter",
-        meter(sim),
-        "--results",
-        str(tmp_path),
-        "--json",
-    ]
+    args = sweep_args(sim, tmp_path, "1,2", 64)
     assert main(args) == 0
     body = json.loads(capsys.readouterr().out)
     assert body["error"] is None and not body["cancelled"]
     summary = body["summary"]
     assert [t["batch"] for t in summary["rows"]] == [1, 2] and summary["points"] == 6
-    assert summary["rows"][1]["energy_ratio"] < 1  # two requests: drafting saves (note 25: 0.71x)
+    assert summary["rows"][1]["energy_ratio"] < 1  # two requests: drafting saves (docs/note25.md: 0.71x)
     run_dir = tmp_path / body["run_dir"].rsplit("/", 1)[1]
     assert {p.name for p in run_dir.iterdir()} >= {
         "meta.json",
@@ -121,27 +127,7 @@ def test_sweep_needs_both_arms(capsys):
 
 
 def test_refine_measures_the_batch_inside_the_crossover(sim, tmp_path, capsys):
-    args = [
-        "sweep",
-        "--plain",
-        sim.plain_url,
-        "--draft",
-        sim.draft_url,
-        "--batches",
-        "1,2,4,8",
-        "--tokens",
-        "96",
-        "--passes",
-        "1",
-        "--idle",
-        "0.3",
-        "--meter",
-        meter(sim),
-        "--results",
-        str(tmp_path),
-        "--refine",
-        "--json",
-    ]
+    args = sweep_args(sim, tmp_path, "1,2,4,8", 96, "--refine")
     assert main(args) == 0
     summary = json.loads(capsys.readouterr().out)["summary"]
     assert [t["batch"] for t in summary["rows"]] == [1, 2, 3, 4, 8]
@@ -156,7 +142,7 @@ def test_refine_measures_the_batch_inside_the_crossover(sim, tmp_path, capsys):
 def test_refine_is_a_no_op_without_room(tmp_path):
     from collectors.sweep.plan import SweepPlan
     from collectors.sweep.runner import refinement
-    from tests.collectors.sweep.test_summary import note25_rows
+    from tests.support.sweep_rows import note25_rows
 
     rows = note25_rows()
     assert [k.batch for k in refinement(SweepPlan(refine=True), rows)] == [3, 3, 3]

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.collectors.meters.fakes import this_machine_has_a_meter
+from tests.support.meter_fakes import this_machine_has_a_meter
 from tui.cli import main
 
 pytestmark = pytest.mark.skipif(this_machine_has_a_meter(), reason="this machine has a GPU, RAPL or is a Mac")

@@ -9,10 +9,10 @@ import asyncio
 import httpx
 import pytest
 
-from tests.collectors.fake_servers import Answer, FakeVllm, VllmEngine
-from tests.collectors.fake_sglang import FakeSglang, SglangRank
-from tests.fixtures import read_json
-from tests.tui.test_snapshot_cli import serving
+from tests.support.captures import read_json
+from tests.support.fake_servers import Answer, FakeVllm, VllmEngine
+from tests.support.fake_sglang import FakeSglang, SglangRank
+from tests.support.loopback import serving
 from tui.commands import probe
 
 

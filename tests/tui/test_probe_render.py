@@ -7,8 +7,8 @@ import io
 from rich.console import Console
 
 from collectors.client import RequestSpec, stream_request
-from tests.collectors.fake_servers import chat_stream
-from tests.collectors.test_request_record import capture, serving
+from tests.support.fake_servers import chat_stream
+from tests.support.streaming import capture, serving
 from tui.commands import probe
 
 URL = "http://127.0.0.1:8000"

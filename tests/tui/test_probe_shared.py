@@ -10,7 +10,7 @@ import json
 import pytest
 
 from collectors.meters.sampler import WindowEnergy
-from tests.tui import synthetic
+from tests.support import synthetic
 from tui.commands import probe
 
 

@@ -6,9 +6,8 @@ import dataclasses
 
 from collectors.attribution import Attribution
 from collectors.meters import MeterReading
-from tests.tui import synthetic
-from tests.tui.conftest import FakeCollector, FakeSampler
-from tests.tui.test_app import text_of
+from tests.support import synthetic
+from tests.support.dashboard import FakeCollector, FakeSampler, text_of
 from tui import messages
 from tui.app import SpectopApp
 from tui.config import Settings

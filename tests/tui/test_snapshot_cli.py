@@ -4,91 +4,21 @@ from __future__ import annotations
 
 import io
 import json
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, HTTPServer
-from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 from rich.console import Console
 
 from collectors.servers import llamacpp
-from tests.collectors.fake_servers import FakeVllm, Routes, VllmEngine
-from tests.collectors.fake_sglang import FakeSglang, SglangRank, SglangTokenizer
-from tests.tui.synthetic import raw
+from tests.support.captures import raw
+from tests.support.fake_servers import FakeVllm
+from tests.support.fake_sglang import FakeSglang, SglangRank, SglangTokenizer
+from tests.support.loopback import serving
+from tests.support.vllm_engines import D0, D1, E0, E1
 from tui.cli import main
 from tui.commands.snapshot import render
 
-# counters as vLLM keeps them: generated = first tokens + steps + accepted (see test_vllm.py)
-ENGINES = [
-    VllmEngine(
-        generated=2900,
-        drafts=1000,
-        draft_tokens=3000,
-        accepted=1800,
-        per_pos=(800, 600, 400),
-        running=8,
-        steps=1100,
-        itl=1000,
-    ),
-    VllmEngine(
-        generated=700,
-        drafts=300,
-        draft_tokens=900,
-        accepted=300,
-        per_pos=(200, 80, 20),
-        running=2,
-        steps=400,
-        itl=380,
-    ),
-]
-# per scrape: 360 drafted, 230 accepted over 130 steps (120 of them drafted), (110, 78, 42) per
-# position, 360 tokens
-STEP = [
-    VllmEngine(
-        generated=300,
-        drafts=100,
-        draft_tokens=300,
-        accepted=200,
-        per_pos=(90, 70, 40),
-        running=6,
-        steps=25,
-        itl=100,
-    ),
-    VllmEngine(
-        generated=60, drafts=20, draft_tokens=60, accepted=30, per_pos=(20, 8, 2), running=1, steps=10, itl=30
-    ),
-]
-
-
-class _Handler(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        url = urlsplit(self.path)
-        status, content_type, body = self.server.routes(url.path, dict(parse_qsl(url.query)))  # type: ignore[attr-defined]
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-@contextmanager
-def serving(routes: Routes) -> Iterator[str]:
-    """`routes` on 127.0.0.1 at a free port, one request at a time, for the length of the block."""
-    server = HTTPServer(("127.0.0.1", 0), _Handler)
-    server.routes = routes  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
+# two engines, and what every scrape adds to them (tests/support/vllm_engines.py)
+ENGINES, STEP = [E0, E1], [D0, D1]
 
 
 def test_snapshot_of_vllm_prints_the_drafting_figures(capsys):

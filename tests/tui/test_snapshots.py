@@ -1,7 +1,7 @@
 """Snapshot tests of the main screen and a finished sweep, at two terminal sizes.
 
 The app runs without polling; every figure comes from the real llama-server captures, a fixed
-meter series and note 25's table, posted as messages, so the screens are deterministic.
+meter series and note 25's table (docs/note25.md), posted as messages, so the screens are deterministic.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from tests.tui import synthetic
-from tests.tui.conftest import FakeCollector, FakeSampler
+from tests.support import synthetic
+from tests.support.dashboard import FakeCollector, FakeSampler
 from tui import messages
 from tui.app import SpectopApp
 from tui.config import Settings

@@ -6,7 +6,8 @@ import pytest
 
 from collectors.meters import MeterReading
 from collectors.servers.snapshot import ServerSnapshot
-from tests.collectors.test_attribution import record
+from tests.support.records import record
+from tests.support.snapshots import window_snapshot
 from tui.state import LiveState, slot_rates
 
 
@@ -32,17 +33,7 @@ def test_live_energy_pauses_for_a_sweep_and_restarts_after_it():
     for i in range(101):
         state.add_reading(MeterReading(i / 10, 4.0 * i, 40.0))
     for t in range(1, 11):
-        state.add_snapshot(
-            ServerSnapshot(
-                url="u",
-                backend="llama.cpp",
-                taken_at_s=float(t),
-                status="ok",
-                window_s=1.0,
-                window_tokens=100,
-                slots_busy=1,
-            )
-        )
+        state.add_snapshot(window_snapshot(float(t), window_tokens=100, slots_busy=1))
     assert state.energy().mj_per_token == 400.0
     state.sweep_started()
     paused = state.energy()

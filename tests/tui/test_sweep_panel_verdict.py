@@ -8,9 +8,9 @@ from textual.widgets import Static
 
 from collectors.sweep.events import SweepEnded
 from collectors.sweep.summary import summarize
-from tests.collectors.sweep.test_summary import flagged, note25_rows
-from tests.tui import synthetic
-from tests.tui.conftest import FakeCollector, FakeSampler
+from tests.support import synthetic
+from tests.support.dashboard import FakeCollector, FakeSampler
+from tests.support.sweep_rows import flagged, note25_rows
 from tui import messages
 from tui.app import SpectopApp
 from tui.config import Settings

@@ -1,21 +1,14 @@
 """spectop's commands, one module each, and the `Command` protocol every such module satisfies.
 
 tui/cli.py lists the modules in a tuple typed `tuple[Command, ...]`, so mypy checks each module's
-NAME, HELP, register and run against the protocol; a test checks that no module is left off that list.
+NAME, HELP, DESCRIPTION, add_options and run against the protocol, and builds every command's
+parser the same way; a test checks that no module is left off that list.
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Protocol
-
-# argparse's type for what add_subparsers returns is private; the alias keeps that in one place
-if TYPE_CHECKING:
-    from typing import TypeAlias
-
-    Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
-else:
-    Subparsers = argparse._SubParsersAction  # not subscriptable at run time
+from typing import Protocol
 
 
 class Command(Protocol):
@@ -24,8 +17,13 @@ class Command(Protocol):
     NAME: str  # the word typed after `spectop`
     HELP: str  # one line for `spectop --help`
 
-    def register(self, subparsers: Subparsers) -> argparse.ArgumentParser:
-        """Add this command's parser (named NAME, with its options) and return it."""
+    @property
+    def DESCRIPTION(self) -> str | None:  # a module constant; read-only, so `str` satisfies it
+        """The paragraph atop `spectop NAME --help`."""
+        ...
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        """Add this command's options (shared ones through `_common.add_options`) to its parser."""
         ...
 
     def run(self, args: argparse.Namespace) -> int:

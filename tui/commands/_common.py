@@ -90,8 +90,24 @@ def add_results_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+SHARED_OPTIONS = {
+    "server": add_server_option,
+    "api-key": add_api_key_option,
+    "meter": add_meter_option,
+    "json": add_json_option,
+    "interval": add_interval_option,
+    "results": add_results_option,
+}
+
+
+def add_options(parser: argparse.ArgumentParser, *names: str) -> None:
+    """The shared options `names` names (keys of SHARED_OPTIONS), in that order in --help."""
+    for name in names:
+        SHARED_OPTIONS[name](parser)
+
+
 def energy_rows(energy: dict[str, Any] | None) -> list[tuple[str, str]]:
-    """Table rows for an energy block from collectors.export.energy_dict."""
+    """Table rows for an energy block from collectors.json_forms.energy_dict."""
     if energy is None:
         return [("energy", "no meter (--meter none)")]
     meter = energy["meter"]

@@ -13,40 +13,21 @@ from collectors.errors import SpectopError
 from collectors.meters import sampling
 from collectors.servers import check_url
 from collectors.servers.auto import AutoCollector
-from tui.commands import Subparsers
-from tui.commands._common import (
-    add_api_key_option,
-    add_arm_options,
-    add_interval_option,
-    add_meter_option,
-    add_results_option,
-    add_server_option,
-    api_key,
-)
+from tui.commands import _common as opts
 from tui.config import Settings
 
 NAME = "dashboard"
 HELP = "watch a server and a meter live, run sweeps (the default command)"
+DESCRIPTION = (
+    "Watch a server and a power meter live, and run paired sweeps from the dashboard. "
+    "`spectop` with no command, or with only these options, runs it."
+)
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:
-    add_server_option(parser)
-    add_meter_option(parser)
-    add_arm_options(parser, "sweep arms (prefill the sweep dialog)")
-    add_interval_option(parser)
-    add_results_option(parser)
-    add_api_key_option(parser)
-
-
-def register(subparsers: Subparsers) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser(
-        NAME,
-        help=HELP,
-        description="Watch a server and a power meter live, and run paired sweeps from the dashboard. "
-        "`spectop` with no command, or with only these options, runs it.",
-    )
-    add_options(parser)
-    return parser
+    opts.add_options(parser, "server", "meter")
+    opts.add_arm_options(parser, "sweep arms (prefill the sweep dialog)")
+    opts.add_options(parser, "interval", "results", "api-key")
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
@@ -55,7 +36,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
     return Settings(
         server_url=check_url(args.server),
         interval_s=args.interval,
-        api_key=api_key(args),
+        api_key=opts.api_key(args),
         plain_url=args.plain,
         plain_cmd=args.plain_cmd,
         draft_url=args.draft,

@@ -13,6 +13,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,14 +21,14 @@ from collectors.errors import SpectopError
 from collectors.simulator import PROFILES, Simulator
 from collectors.simulator.simulator import SimulatorState
 from collectors.simulator.traffic import TrafficGenerator, default_pattern
-from tui.commands import Subparsers
+from tui.config import Settings
 
 NAME = "demo"
 HELP = "run spectop on a simulated llama-server pair and GPU meter (needs nothing installed)"
+DESCRIPTION = __doc__.split("\n\n")[0] if __doc__ else None
 
 
-def register(subparsers: Subparsers) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser(NAME, help=HELP, description=__doc__.split("\n\n")[0] if __doc__ else None)
+def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-ui", action="store_true", help="print a live line per second instead of opening the dashboard"
     )
@@ -88,7 +89,6 @@ def register(subparsers: Subparsers) -> argparse.ArgumentParser:
         metavar="S",
         help="stop after S seconds (default 0: run until Ctrl-C)",
     )
-    return parser
 
 
 IDLE_FIRST_S = 4.0
@@ -223,18 +223,33 @@ def _live(sim: Simulator, args: argparse.Namespace) -> int:
 
 def _dashboard(sim: Simulator, args: argparse.Namespace) -> int:
     """The dashboard on the draft arm; its own traffic stops while a sweep measures."""
-    from tui.commands.dashboard import run_dashboard
-    from tui.config import Settings
 
     def traffic() -> TrafficGenerator:
         pattern = default_pattern(phase_s=args.phase, arms=("draft",))
         return TrafficGenerator({"draft": sim.draft_url}, pattern, n_tokens=args.tokens).start()
 
+    settings = Settings(
+        server_url=sim.draft_url,
+        plain_url=sim.plain_url,
+        draft_url=sim.draft_url,
+        title="spectop demo",
+    )
     # a few idle seconds first, so the dashboard measures the idle baseline before the traffic
-    running: list[TrafficGenerator | None] = [None]
-    starter = threading.Timer(IDLE_FIRST_S, lambda: running.__setitem__(0, traffic()))
+    return dashboard_with_traffic(settings, f"dcgm={sim.meter_url}/metrics?period=0.1", traffic, IDLE_FIRST_S)
+
+
+def dashboard_with_traffic(
+    settings: Settings, meter_spec: str, traffic: Callable[[], TrafficGenerator], delay_s: float = 0.0
+) -> int:
+    """The dashboard beside demo traffic that starts after `delay_s`, stops while a sweep measures
+    and starts again after it."""
+    from tui.commands.dashboard import run_dashboard
+
+    running: list[TrafficGenerator | None] = [None if delay_s else traffic()]
+    starter = threading.Timer(delay_s, lambda: running.__setitem__(0, traffic()))
     starter.daemon = True
-    starter.start()
+    if delay_s:
+        starter.start()
 
     def on_sweep(sweeping: bool) -> None:
         starter.cancel()
@@ -244,14 +259,8 @@ def _dashboard(sim: Simulator, args: argparse.Namespace) -> int:
         elif not sweeping:
             running[0] = traffic()
 
-    settings = Settings(
-        server_url=sim.draft_url,
-        plain_url=sim.plain_url,
-        draft_url=sim.draft_url,
-        title="spectop demo",
-    )
     try:
-        return run_dashboard(settings, f"dcgm={sim.meter_url}/metrics?period=0.1", on_sweep=on_sweep)
+        return run_dashboard(settings, meter_spec, on_sweep=on_sweep)
     finally:
         starter.cancel()
         if running[0] is not None:

@@ -14,40 +14,29 @@ from collectors.exporter import SpectopExporter
 from collectors.meters import sampling
 from collectors.servers import check_url
 from collectors.servers.auto import AutoCollector
-from tui.commands import Subparsers
-from tui.commands._common import (
-    add_api_key_option,
-    add_interval_option,
-    add_meter_option,
-    add_server_option,
-    api_key,
-)
+from tui.commands import _common as opts
 
 NAME = "export"
 HELP = "serve spectop's figures on a Prometheus /metrics endpoint"
+DESCRIPTION = (
+    "Poll a server and a meter and serve acceptance, G, width, tok/s, W and mJ/token "
+    "(labelled with the meter's method) for Prometheus to scrape."
+)
 
 
-def register(subparsers: Subparsers) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser(
-        NAME,
-        help=HELP,
-        description="Poll a server and a meter and serve acceptance, G, width, tok/s, W and mJ/token "
-        "(labelled with the meter's method) for Prometheus to scrape.",
-    )
-    add_server_option(parser)
-    add_meter_option(parser)
+def add_options(parser: argparse.ArgumentParser) -> None:
+    opts.add_options(parser, "server", "meter")
     parser.add_argument(
         "--listen",
         default="127.0.0.1:9464",
         metavar="HOST:PORT",
         help="where to serve /metrics (default 127.0.0.1:9464)",
     )
-    add_interval_option(parser)
+    opts.add_options(parser, "interval")
     parser.add_argument(
         "--window", type=float, default=30.0, metavar="S", help="rolling mJ/token window (default 30)"
     )
-    add_api_key_option(parser)
-    return parser
+    opts.add_options(parser, "api-key")
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -61,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     host, port = parse_listen(args.listen)
     url = check_url(args.server)
     with sampling(args.meter) as sampler:
-        exporter = SpectopExporter(AutoCollector(url, api_key=api_key(args)), sampler, args.window)
+        exporter = SpectopExporter(AutoCollector(url, api_key=opts.api_key(args)), sampler, args.window)
         registry = CollectorRegistry()
         registry.register(exporter)
         try:

@@ -9,42 +9,27 @@ from collections import Counter
 from rich.markup import escape
 from rich.table import Table
 
-from collectors import export
+from collectors import json_forms
 from collectors.attribution import shared_with_unseen
 from collectors.client import DEFAULT_PROMPT, RequestSpec, stream_request
 from collectors.errors import SpectopError
 from collectors.fmt import num, pct
 from collectors.http import STREAM_TIMEOUT, make_client
 from collectors.meters import sampling
-from collectors.model import RequestRecord
+from collectors.request_record import RequestRecord
 from collectors.servers import check_url, default_route, detect, open_collector
-from tui.commands import Subparsers
-from tui.commands._common import (
-    add_api_key_option,
-    add_json_option,
-    add_meter_option,
-    add_server_option,
-    api_key,
-    console,
-    energy_rows,
-    print_json,
-)
+from tui.commands import _common as opts
 
 NAME = "probe"
 HELP = "send one streamed request and print its figures"
+DESCRIPTION = (
+    "Send one streamed request at temperature 0 and print "
+    "tokens, drafting, speed and latency tails as the stream showed them."
+)
 
 
-def register(subparsers: Subparsers) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser(
-        NAME,
-        help=HELP,
-        description="Send one streamed request at temperature 0 and print "
-        "tokens, drafting, speed and latency tails as the stream showed them.",
-    )
-    add_server_option(parser)
-    add_api_key_option(parser)
-    add_json_option(parser)
-    add_meter_option(parser)
+def add_options(parser: argparse.ArgumentParser) -> None:
+    opts.add_options(parser, "server", "api-key", "json", "meter")
     parser.add_argument(
         "--tokens", type=int, default=128, metavar="N", help="tokens to generate (default 128)"
     )
@@ -56,14 +41,13 @@ def register(subparsers: Subparsers) -> argparse.ArgumentParser:
         help="llama-server native /completion or OpenAI /v1/chat/completions "
         "(default: completion on llama-server, chat elsewhere)",
     )
-    return parser
 
 
 async def send(args: argparse.Namespace) -> RequestRecord:
     url = check_url(args.server)
     if args.tokens < 1:
         raise SpectopError(f"--tokens must be at least 1, not {args.tokens}", "e.g. --tokens 128")
-    client = make_client(api_key(args), STREAM_TIMEOUT)
+    client = make_client(opts.api_key(args), STREAM_TIMEOUT)
     try:
         backend = await detect(url, client)
         route = args.route or default_route(backend)
@@ -77,19 +61,19 @@ async def send(args: argparse.Namespace) -> RequestRecord:
 def run(args: argparse.Namespace) -> int:
     with sampling(args.meter) as sampler:
         record = asyncio.run(send(args))
-        energy = export.energy_dict(sampler, record.t_send_s, record.t_done_s, record.committed_tokens)
+        energy = json_forms.energy_dict(sampler, record.t_send_s, record.t_done_s, record.committed_tokens)
     if energy is not None:
         # the meter sees the whole device: the server busier than this one request means others shared it
         energy["shared_with_other_requests"] = shared_with_unseen(record.concurrency_max, own_concurrency=1)
     if args.json:
-        print_json({**export.request_dict(record), "energy": energy})
+        opts.print_json({**json_forms.request_dict(record), "energy": energy})
     else:
         table = render(record)
-        for name, value in energy_rows(energy):
+        for name, value in opts.energy_rows(energy):
             table.add_row(name, value)
         if energy and energy["shared_with_other_requests"]:
             table.add_row("note", "other requests ran meanwhile: the energy is the whole device's")
-        console().print(table)
+        opts.console().print(table)
     return 0 if record.ok else 1
 
 

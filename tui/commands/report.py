@@ -21,22 +21,16 @@ from collectors.sweep.tables import (
     to_table_csv,
     verdict_sentences,
 )
-from tui.commands import Subparsers
-from tui.commands._common import console
+from tui.commands import _common as opts
 
 NAME = "report"
 HELP = "re-render a saved sweep"
+DESCRIPTION = "Re-render the results of a sweep from its folder."
 
 
-def register(subparsers: Subparsers) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser(
-        NAME,
-        help=HELP,
-        description="Re-render the results of a sweep from its folder.",
-    )
+def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_dir", type=Path, metavar="DIR", help="a folder written by spectop sweep")
     parser.add_argument("--format", choices=("table", "csv", "markdown", "json"), default="table")
-    return parser
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.format == "markdown":
         print(to_markdown(summary), end="")
     else:
-        out = console()
+        out = opts.console()
         out.print(render_summary(summary))
         for line in verdict_lines(summary):
             out.print(line)
@@ -57,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def render_summary(summary: dict[str, Any]) -> Group:
-    """Note 25's table, then what the seeds add; flagged rows are coloured so nothing passes unseen."""
+    """Note 25's table (docs/note25.md), then what the ledger adds (docs/energy-ledger.md); flagged rows are coloured so nothing passes unseen."""
     return Group(
         _table(summary, MAIN_COLUMNS, "paired sweep: draft against plain"),
         _table(summary, DETAIL_COLUMNS, "drafting, net energy and latency (plain/draft)"),

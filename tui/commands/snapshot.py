@@ -12,38 +12,21 @@ import asyncio
 from rich.markup import escape
 from rich.table import Table
 
-from collectors import export
+from collectors import json_forms
 from collectors.errors import ServerUnreachable
 from collectors.fmt import MISSING, num, pct
 from collectors.http import make_client
 from collectors.meters import sampling
 from collectors.servers import ServerSnapshot, SglangSnapshot, check_url, detect, open_collector
-from tui.commands import Subparsers
-from tui.commands._common import (
-    add_api_key_option,
-    add_json_option,
-    add_meter_option,
-    add_server_option,
-    api_key,
-    console,
-    energy_rows,
-    print_json,
-)
+from tui.commands import _common as opts
 
 NAME = "snapshot"
 HELP = "poll a server once and print what spectop sees"
+DESCRIPTION = "Poll a server and print its identity, load and drafting figures."
 
 
-def register(subparsers: Subparsers) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser(
-        NAME,
-        help=HELP,
-        description="Poll a server and print its identity, load and drafting figures.",
-    )
-    add_server_option(parser)
-    add_api_key_option(parser)
-    add_json_option(parser)
-    add_meter_option(parser)
+def add_options(parser: argparse.ArgumentParser) -> None:
+    opts.add_options(parser, "server", "api-key", "json", "meter")
     parser.add_argument(
         "--window",
         type=float,
@@ -51,7 +34,6 @@ def register(subparsers: Subparsers) -> argparse.ArgumentParser:
         metavar="S",
         help="seconds between two polls, for live rates (0: one poll, no rates; default 1)",
     )
-    return parser
 
 
 async def take(url: str, key: str | None, window_s: float) -> ServerSnapshot:
@@ -72,19 +54,21 @@ async def take(url: str, key: str | None, window_s: float) -> ServerSnapshot:
 
 def run(args: argparse.Namespace) -> int:
     with sampling(args.meter) as sampler:
-        snap = asyncio.run(take(args.server, api_key(args), args.window))
+        snap = asyncio.run(take(args.server, opts.api_key(args), args.window))
         energy = (
-            export.energy_dict(sampler, snap.taken_at_s - snap.window_s, snap.taken_at_s, snap.window_tokens)
+            json_forms.energy_dict(
+                sampler, snap.taken_at_s - snap.window_s, snap.taken_at_s, snap.window_tokens
+            )
             if snap.window_s
             else None
         )
     if args.json:
-        print_json({**export.snapshot_dict(snap), "energy": energy})
+        opts.print_json({**json_forms.snapshot_dict(snap), "energy": energy})
     else:
         table = render(snap)
-        for name, value in energy_rows(energy) if energy or args.meter == "none" else []:
+        for name, value in opts.energy_rows(energy) if energy or args.meter == "none" else []:
             table.add_row(name, value)
-        console().print(table)
+        opts.console().print(table)
     return 0
 
 

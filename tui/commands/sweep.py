@@ -33,30 +33,19 @@ from collectors.sweep.events import (
 from collectors.sweep.prompts import BUILT_IN, DEFAULT_SET, load_prompts
 from collectors.sweep.runner import run_sweep
 from collectors.sweep.summary import rewrite_summary
-from tui.commands import Subparsers
-from tui.commands._common import (
-    add_api_key_option,
-    add_arm_options,
-    add_json_option,
-    add_meter_option,
-    add_results_option,
-    api_key,
-    console,
-)
+from tui.commands import _common as opts
 from tui.commands.report import render_summary, verdict_lines
 
 NAME = "sweep"
 HELP = "paired plain-versus-draft sweep over batch sizes"
+DESCRIPTION = (
+    "For each batch, measure plain, draft and plain again with B concurrent requests at "
+    "temperature 0 and a fixed length; energy from the meter over each window."
+)
 
 
-def register(subparsers: Subparsers) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser(
-        NAME,
-        help=HELP,
-        description="For each batch, measure plain, draft and plain again with B concurrent requests at "
-        "temperature 0 and a fixed length; energy from the meter over each window.",
-    )
-    add_arm_options(parser, "arms (a running server's URL, or a command spectop starts)")
+def add_options(parser: argparse.ArgumentParser) -> None:
+    opts.add_arm_options(parser, "arms (a running server's URL, or a command spectop starts)")
     parser.add_argument(
         "--batches", default="1,2,4,8,16", help="concurrent requests per point (default 1,2,4,8,16)"
     )
@@ -83,11 +72,7 @@ def register(subparsers: Subparsers) -> argparse.ArgumentParser:
         help="after the grid, also measure the batch between the two around the crossover",
     )
     parser.add_argument("--route", choices=("completion", "chat"), default=None)
-    add_meter_option(parser)
-    add_results_option(parser)
-    add_api_key_option(parser)
-    add_json_option(parser)
-    return parser
+    opts.add_options(parser, "meter", "results", "api-key", "json")
 
 
 def build_plan(args: argparse.Namespace) -> sweep_plan.SweepPlan:
@@ -107,7 +92,7 @@ def build_plan(args: argparse.Namespace) -> sweep_plan.SweepPlan:
 def run(args: argparse.Namespace) -> int:
     plan = build_plan(args)
     arms = make_arms(args.plain, args.draft, args.plain_cmd, args.draft_cmd)
-    out = console() if not args.json else None
+    out = opts.console() if not args.json else None
     if out and arms[0].derived:
         out.print(f"plain arm derived from the draft command: {arms[0].command}", markup=False)
     with sampling(args.meter) as sampler:
@@ -142,12 +127,12 @@ def _sweep(args: argparse.Namespace, plan, arms, out, sampler: Sampler | None) -
             MofNCompleteColumn(),
             TimeElapsedColumn(),
             TimeRemainingColumn(),
-            console=out or console(),
+            console=out or opts.console(),
             disable=args.json,
         ) as progress:
             task = progress.add_task("starting", total=None)
             for event in run_sweep(
-                plan, arms, sampler, args.results, should_stop=stop.is_set, api_key=api_key(args)
+                plan, arms, sampler, args.results, should_stop=stop.is_set, api_key=opts.api_key(args)
             ):
                 if isinstance(event, SweepStarted):
                     run_dir = event.run_dir

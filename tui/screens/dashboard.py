@@ -17,16 +17,9 @@ from textual.widgets import Footer, TabbedContent, TabPane
 
 from collectors.attribution import Attribution
 from collectors.meters import MeterInfo
-from collectors.model import RequestRecord
+from collectors.request_record import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
-from collectors.sweep.events import (
-    PointDone,
-    PointProgressed,
-    PointsAdded,
-    SweepEnded,
-    SweepEvent,
-    SweepStarted,
-)
+from collectors.sweep import events
 from collectors.verdict import LiveEnergy
 from tui.widgets.drafting_panel import DraftingPanel, DraftingView
 from tui.widgets.energy_panel import EnergyPanel
@@ -121,21 +114,21 @@ class DashboardScreen(Screen[None]):
         self.latency_panel.view = LatencyView(tuple(records[-LATENCY_RECORDS:]))
 
     # -- the sweep ---------------------------------------------------------------------------------
-    def show_sweep_event(self, event: SweepEvent) -> None:
+    def show_sweep_event(self, event: events.SweepEvent) -> None:
         """A sweep event's mark on the sweep tab (its records and figures go through the App)."""
         panel = self.sweep_panel
-        if isinstance(event, SweepStarted):
+        if isinstance(event, events.SweepStarted):
             self._sweep_total = len(event.schedule)
             panel.planned(event.schedule)
             panel.status(f"measuring idle power… files in {event.run_dir}")
-        elif isinstance(event, PointProgressed):
+        elif isinstance(event, events.PointProgressed):
             panel.progressed(event.index, event.state, self._sweep_total, event.key.label)
-        elif isinstance(event, PointDone):
+        elif isinstance(event, events.PointDone):
             panel.point_done(event.index, event.row)
-        elif isinstance(event, PointsAdded):
+        elif isinstance(event, events.PointsAdded):
             self._sweep_total += len(event.keys)
             panel.add_points(event.first_index, event.keys)
-        elif isinstance(event, SweepEnded):
+        elif isinstance(event, events.SweepEnded):
             panel.ended(event.summary, str(event.run_dir), event.cancelled, event.error)
 
     def set_sweep_running(self, running: bool) -> None:

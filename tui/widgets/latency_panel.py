@@ -13,7 +13,7 @@ from textual.widgets import Static
 
 from collectors import latency
 from collectors.fmt import num
-from collectors.model import RequestRecord
+from collectors.request_record import RequestRecord
 from tui.widgets.figures import bar, histogram, line
 
 EDGES_MS = (0.0, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, float("inf"))

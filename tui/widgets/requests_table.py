@@ -10,7 +10,7 @@ from textual.widgets.data_table import ColumnKey, RowKey
 
 from collectors.attribution import Attribution
 from collectors.fmt import MISSING, num, pct
-from collectors.model import RequestRecord
+from collectors.request_record import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
 
 COLUMNS = (

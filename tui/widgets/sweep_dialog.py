@@ -24,6 +24,10 @@ class SweepRequest:
     arms: tuple[ArmSpec, ArmSpec]
 
 
+PLAIN_HINT = "http://…, a command, or blank to derive from the draft command"
+DRAFT_HINT = "http://… or llama-server -m … -md … --spec-type draft-simple"
+
+
 def arm_field(url: str | None, cmd: str | None) -> str:
     return url or cmd or ""
 
@@ -66,20 +70,12 @@ class SweepDialog(ModalScreen[SweepRequest | None]):
                     allow_blank=False,
                     compact=True,
                 )
-                yield Label("plain arm (URL or command)")
-                yield Input(
-                    self.plain,
-                    id="plain",
-                    compact=True,
-                    placeholder="http://…, a command, or blank to derive from the draft command",
-                )
-                yield Label("draft arm (URL or command)")
-                yield Input(
-                    self.draft,
-                    id="draft",
-                    compact=True,
-                    placeholder="http://… or llama-server -m … -md … --spec-type draft-simple",
-                )
+                for arm, value, placeholder in (
+                    ("plain", self.plain, PLAIN_HINT),
+                    ("draft", self.draft, DRAFT_HINT),
+                ):
+                    yield Label(f"{arm} arm (URL or command)")
+                    yield Input(value, id=arm, compact=True, placeholder=placeholder)
                 yield Label("fresh server per point")
                 yield Checkbox(value=plan.fresh_server, id="fresh", compact=True)
                 yield Label("refine around the crossover")
@@ -108,7 +104,7 @@ class SweepDialog(ModalScreen[SweepRequest | None]):
 
     @on(Button.Pressed, "#dialog-run")
     @on(Input.Submitted)
-    def run_sweep(self) -> None:
+    def submit_request(self) -> None:
         try:
             self.dismiss(self.request())
         except (SpectopError, ValueError) as exc:

@@ -68,20 +68,8 @@ class SweepPanel(Vertical):
         self.query_one("#sweep-status", Static).update(Text(text, style=style))
 
     def planned(self, schedule: tuple[PointKey, ...]) -> None:
-        points = self.query_one("#sweep-points", DataTable)
-        points.clear()
-        for i, key in enumerate(schedule):
-            points.add_row(
-                str(key.batch),
-                key.arm + (f" {key.phase}" if key.phase else ""),
-                Text("pending", style=STATE_STYLE["pending"]),
-                "",
-                "",
-                "",
-                "",
-                "",
-                key=str(i),
-            )
+        self.query_one("#sweep-points", DataTable).clear()
+        self.add_points(0, schedule)
         self.query_one("#sweep-table", DataTable).clear()
         self.query_one("#sweep-verdict", Static).update("")
         self.query_one(SweepPlot).show({"rows": [], "crossover": None})

@@ -10,8 +10,8 @@ import pytest
 
 from collectors.errors import MeterUnavailable
 from collectors.meters.amd import AmdMeter
-from tests.collectors.meters.fake_amdsmi import FakeAmdGpu, make_amdsmi
-from tests.collectors.meters.fakes import FakeClock
+from tests.support.fake_amdsmi import FakeAmdGpu, make_amdsmi
+from tests.support.meter_fakes import FakeClock
 
 
 def open_amd(gpus, tmp_path, **kw):

@@ -8,7 +8,7 @@ import psutil
 import pytest
 
 from collectors.meters.estimate import EstimateMeter, guess_tdp_w
-from tests.collectors.meters.fakes import FakeClock
+from tests.support.meter_fakes import FakeClock
 
 # Field order of psutil's Linux scputimes.
 CpuTimes = namedtuple(

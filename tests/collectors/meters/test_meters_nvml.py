@@ -11,7 +11,7 @@ import pytest
 from collectors.errors import MeterUnavailable
 from collectors.meters import nvml
 from collectors.meters.nvml import NvmlMeter
-from tests.collectors.meters.fake_pynvml import (
+from tests.support.fake_pynvml import (
     DRIVER_NOT_LOADED,
     ERROR_CODES,
     LIBRARY_NOT_FOUND,
@@ -22,7 +22,7 @@ from tests.collectors.meters.fake_pynvml import (
     class_name,
     make_pynvml,
 )
-from tests.collectors.meters.fakes import FakeClock
+from tests.support.meter_fakes import FakeClock
 
 DT = 0.1
 

@@ -8,7 +8,7 @@ import pytest
 
 from collectors.errors import MeterUnavailable
 from collectors.meters.rapl import RaplMeter, find_zones
-from tests.collectors.meters.fakes import FakeClock
+from tests.support.meter_fakes import FakeClock
 
 MAX_UJ = 262143328850  # a real client-part max_energy_range_uj (2^32 × 61.035 µJ)
 

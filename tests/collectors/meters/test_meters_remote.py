@@ -12,7 +12,7 @@ import pytest
 
 from collectors.errors import MeterUnavailable
 from collectors.meters.exporters import ExporterMeter, PrometheusMeter
-from tests.collectors.meters.fake_exporters import (
+from tests.support.fake_exporters import (
     NODE_ZONES,
     DcgmExporter,
     DcgmGpu,
@@ -20,7 +20,7 @@ from tests.collectors.meters.fake_exporters import (
     node_page,
     prom_vector,
 )
-from tests.collectors.meters.fakes import FakeClock
+from tests.support.meter_fakes import FakeClock
 
 
 def client_for(handler) -> httpx.Client:

@@ -12,7 +12,7 @@ from collectors.errors import MeterUnavailable
 from collectors.meters.accumulate import PowerIntegrator
 from collectors.meters.base import MeterInfo, MeterReading
 from collectors.meters.sampler import Sampler, WindowEnergy
-from tests.collectors.meters.fakes import FakeClock
+from tests.support.meter_fakes import FakeClock
 
 PERIOD_S = 0.02  # the fake sensor's update period; the sampler runs at 1 / PERIOD_S
 WAVE_S = 0.7

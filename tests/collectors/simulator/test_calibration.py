@@ -1,4 +1,5 @@
-"""A client measuring B concurrent streamed requests gets note 25's table from the simulator.
+"""A client measuring B concurrent streamed requests gets note 25's table (docs/note25.md) from the
+simulator.
 
 Window = first send to last completion; tokens from the server's timings; energy from the DCGM
 counter over the window. `speedup` multiplies tok/s and W alike, so both are divided by it and
@@ -14,7 +15,7 @@ import pytest
 
 from collectors.simulator import NOTE25_TABLE, Simulator
 from collectors.simulator.profiles import NOTE25_ACCEPTANCE_RANGE, TableRow
-from tests.collectors.simulator.helpers import BatchResult, Meter, run_batch
+from tests.support.simulator_clients import BatchResult, Meter, run_batch
 
 SPEEDUP = 4.0
 N_TOKENS = 128

@@ -12,8 +12,8 @@ import httpx
 import pytest
 
 from collectors.simulator import Simulator
-from tests.collectors.simulator.helpers import PROMPT, data_events, families, shape, stream_lines
-from tests.fixtures import read_json, read_text, sse_lines
+from tests.support.captures import read_json, read_text, sse_lines
+from tests.support.simulator_clients import PROMPT, data_events, families, shape, stream_lines
 
 ARMS = [("plain", "plain"), ("draft", "draft-simple")]
 

@@ -11,7 +11,7 @@ import pytest
 
 from collectors.simulator import Simulator
 from collectors.simulator.profiles import NOTE25_PLAIN, NOTE25_TABLE
-from tests.collectors.simulator.helpers import PROMPT, Meter, families
+from tests.support.simulator_clients import PROMPT, Meter, families
 
 
 def test_page_has_dcgm_exporter_names_help_and_labels(sim: Simulator, client: httpx.Client) -> None:

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from collectors.simulator import Simulator
-from tests.collectors.simulator.helpers import PROMPT, data_events, families, metric, stream_lines
+from tests.support.simulator_clients import PROMPT, data_events, families, metric, stream_lines
 
 SCALARS = (
     "tokens_predicted_total",

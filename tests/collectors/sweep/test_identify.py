@@ -7,9 +7,9 @@ import pytest
 from collectors.sweep.arms import make_arms
 from collectors.sweep.plan import PointKey, SweepPlan
 from collectors.sweep.runner import _Sweep
-from tests.collectors.fake_servers import MODEL, FakeVllm, VllmEngine
-from tests.collectors.fake_sglang import FakeSglang, SglangRank
-from tests.tui.test_snapshot_cli import serving
+from tests.support.fake_servers import MODEL, FakeVllm, VllmEngine
+from tests.support.fake_sglang import FakeSglang, SglangRank
+from tests.support.loopback import serving
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import time
 
-import httpx
 import pytest
 
 from collectors.client import RequestSpec
@@ -13,26 +12,10 @@ from collectors.meters.base import MeterReading
 from collectors.servers import default_route, open_collector
 from collectors.servers.base import window_delta
 from collectors.sweep import checks, measure
-from tests.collectors.fake_servers import FakeVllm, VllmEngine, mock_client
-from tests.fixtures import sse_lines
+from tests.support.fake_servers import FakeVllm, VllmEngine, mock_client
+from tests.support.streaming import run_with
 
 URL = "http://127.0.0.1:8000"
-
-
-def stream_server() -> httpx.AsyncClient:
-    body = "".join(line + "\n\n" for _, line in sse_lines("draft-simple.completion.sse.jsonl"))
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, text=body, headers={"Content-Type": "text/event-stream"})
-
-    return httpx.AsyncClient(transport=httpx.MockTransport(handler))
-
-
-async def run_with(mark) -> measure.Window:
-    async with stream_server() as client:
-        return await measure.measure(
-            client, "http://sim", [RequestSpec(max_tokens=48)] * 2, None, lambda: False, tag="t", mark=mark
-        )
 
 
 async def test_fresh_marks_become_the_energy_window():

@@ -18,7 +18,7 @@ from collectors.sweep.checks import idle_flag
 from collectors.sweep.measure import energy_fields
 from collectors.sweep.plan import PointKey, SweepPlan
 from collectors.sweep.runner import _Sweep
-from tests.collectors.sweep.test_measure import run_with
+from tests.support.streaming import run_with
 
 POWER_W = 30.0
 

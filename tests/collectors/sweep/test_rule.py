@@ -1,6 +1,7 @@
 """One rule reads the energy ratios: the crossover and the recommendation never contradict.
 
-Expected figures are worked by hand from the tables below; the band is note 25's 5 %.
+Expected figures are worked by hand from the tables below; the band is note 25's 5 %
+(docs/note25.md, docs/sweep.md).
 """
 
 from __future__ import annotations
@@ -126,7 +127,7 @@ def test_crossover_and_recommendation_never_contradict(table):
 def test_a_lone_exit_from_the_band_is_refined_even_without_a_clean_crossover():
     from collectors.sweep.plan import SweepPlan
     from collectors.sweep.runner import refinement
-    from tests.collectors.sweep.test_summary import note25_rows
+    from tests.support.sweep_rows import note25_rows
 
     rows = note25_rows()
     # a noisy one-request point reading 1.07: the table has no clean crossover any more, but the

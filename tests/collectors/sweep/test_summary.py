@@ -1,4 +1,4 @@
-"""The sweep summary reproduces note 25's table from its own rows, from trustworthy points only.
+"""The sweep summary reproduces note 25's table (docs/note25.md) from its own rows, from trustworthy points only.
 
 Expected figures are worked by hand from the rows' joules, seconds and tokens, or are note 25's.
 """
@@ -13,15 +13,8 @@ import pytest
 from collectors.sweep import summary, tables
 from collectors.sweep.checks import EXCLUDING, drift_flag, mismatch_flag, point_flags
 from collectors.sweep.store import RunStore
+from tests.support.sweep_rows import flagged, note25_rows, row
 
-# note 25: requests, plain tok/s, draft tok/s, plain W, draft W
-NOTE25 = [
-    (1, 61.9, 78.3, 22.9, 29.8),
-    (2, 100.2, 125.5, 39.1, 35.0),
-    (4, 192.3, 163.4, 39.0, 37.1),
-    (8, 339.2, 229.8, 36.9, 37.6),
-    (16, 377.0, 329.1, 35.9, 37.5),
-]
 EXPECTED = {
     1: (370, 381, 1.03),
     2: (391, 279, 0.71),
@@ -29,47 +22,6 @@ EXPECTED = {
     8: (109, 163, 1.50),
     16: (95, 114, 1.20),
 }
-
-
-def row(
-    batch, arm, tok_s, power_w, seconds=10.0, phase="", drafted=0, accepted=0, steps=0, flags=(), pass_=0
-):
-    tokens = round(tok_s * seconds)
-    return {
-        "batch": batch,
-        "arm": arm,
-        "phase": phase,
-        "pass": pass_,
-        "window_s": tokens / tok_s,
-        "committed_tokens": tokens,
-        "energy_j": power_w * tokens / tok_s,
-        "net_energy_j": None,
-        "drafted": drafted,
-        "accepted": accepted,
-        "steps": steps,
-        "flags": [{"code": c, "message": c} for c in flags],
-    }
-
-
-def note25_rows():
-    rows = []
-    for b, p_tok, d_tok, p_w, d_w in NOTE25:
-        rows += [
-            row(b, "plain", p_tok, p_w, phase="before"),
-            row(b, "draft", d_tok, d_w, drafted=400, accepted=280, steps=200),
-            row(b, "plain", p_tok, p_w, phase="after"),
-        ]
-    return rows
-
-
-def flagged(rows, batch, arm, code, phase=None):
-    """`rows` with one code added to the points of `arm` at `batch` (and `phase`, when given)."""
-    for r in rows:
-        if r["batch"] == batch and r["arm"] == arm and phase in (None, r["phase"]):
-            r["flags"] = r["flags"] + [{"code": code, "message": code}]
-            if code == "meter-gap":
-                r["energy_covered"] = False
-    return rows
 
 
 def by_batch(result):

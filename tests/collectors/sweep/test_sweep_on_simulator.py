@@ -1,4 +1,5 @@
-"""The sweep reproduces note 25's table against the simulator, read through the real DCGM meter path.
+"""The sweep reproduces note 25's table (docs/note25.md) against the simulator, read through the real
+DCGM meter path.
 
 What each check allows, and why. The simulator's own noise is small: 1 % (sd) jitter per step on
 step time, which averages out over a window's hundreds of steps, and 1 % per load segment on power

@@ -1,11 +1,10 @@
-"""Fakes for the dashboard: a collector that replays snapshots and a sampler that holds readings."""
+"""What the dashboard tests share: a collector that replays snapshots, a sampler that holds
+readings, and the text a widget shows on screen."""
 
 from __future__ import annotations
 
 import dataclasses
 import time
-
-import pytest
 
 from collectors.meters import MeterInfo, MeterReading
 from collectors.servers.snapshot import ServerSnapshot
@@ -45,6 +44,6 @@ class FakeSampler:
         return [r for r in self._readings if since_t_s is None or r.t_s > since_t_s]
 
 
-@pytest.fixture
-def fake_collector():
-    return FakeCollector
+def text_of(widget) -> str:
+    """What a widget shows on screen, line by line."""
+    return "\n".join(widget.render_line(y).text for y in range(widget.size.height))

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
-from tests.collectors.fake_servers import MODEL, Answer, histogram, json_answer, render
+from tests.support.fake_servers import MODEL, Answer, histogram, json_answer, render
 
 
 @dataclass(frozen=True)

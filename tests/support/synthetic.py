@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from collectors import latency, promtext, streams
+from collectors import streams
+from collectors.client import record_of
 from collectors.meters import MeterInfo, MeterReading
-from collectors.model import RequestRecord
+from collectors.request_record import RequestRecord
 from collectors.servers import llamacpp
 from collectors.sweep.events import IdleMeasured, PointDone, PointProgressed, SweepEnded, SweepStarted
 from collectors.sweep.plan import SweepPlan
 from collectors.sweep.summary import summarize
-from tests.collectors.sweep.test_summary import note25_rows
-from tests.fixtures import read_json, read_text, sse_lines
+from tests.support.captures import raw, sse_lines
+from tests.support.sweep_rows import note25_rows
 
 URL = "http://127.0.0.1:8080"
 METER = MeterInfo(
@@ -24,15 +25,6 @@ METER = MeterInfo(
     power_limit_w=700.0,
     detail="test",
 )
-
-
-def raw(prefix: str, metrics: str, slots: str, t_s: float) -> llamacpp.RawPoll:
-    return llamacpp.RawPoll(
-        t_s,
-        props=read_json(f"{prefix}.props.json"),
-        slots=read_json(f"{prefix}.slots.{slots}.json"),
-        metrics=promtext.parse(read_text(f"{prefix}.metrics.{metrics}.txt")),
-    )
 
 
 def snapshots(prefix: str = "draft-simple") -> list:
@@ -64,34 +56,15 @@ def readings(start_s: float = 99.0, seconds: float = 4.0, power_w: float = 40.0)
 def record(
     prefix: str = "draft-simple", request_id: str = "r1", t_send_s: float = 100.2, tag: str = "probe"
 ) -> RequestRecord:
+    """A captured completion stream as the client records it, alone on the server."""
     state = streams.StreamState()
     for t_s, line in sse_lines(f"{prefix}.completion.sse.jsonl"):
         streams.feed_line(state, t_send_s + t_s, line, native=True)
-    drafting = bool(state.draft_n)
-    return RequestRecord(
-        request_id=request_id,
-        server_url=URL,
-        route="/completion",
-        t_send_s=t_send_s,
-        t_done_s=state.events[-1].t_s,
-        events=tuple(state.events),
-        latency=latency.profile(state.events, t_send_s, drafting),
-        committed_tokens=state.committed_tokens,
-        prompt_tokens=state.prompt_tokens,
-        draft_n=state.draft_n,
-        draft_n_accepted=state.draft_n_accepted,
-        server_steps=state.steps(),
-        finish_reason=state.finish_reason,
-        model=state.model,
-        text_sha256=state.text_sha256,
-        concurrency_mean=1.0,
-        concurrency_max=1,
-        tag=tag,
-    )
+    return record_of(state, request_id, URL, "/completion", t_send_s, state.events[-1].t_s, [1], tag)
 
 
 def sweep_events(run_dir: Path = Path("results/20261129T000000Z")) -> list:
-    """A finished sweep whose rows are note 25's table."""
+    """A finished sweep whose rows are note 25's table (docs/note25.md)."""
     plan = SweepPlan()
     schedule = tuple(k for k in plan.schedule() if k.pass_index == 0)
     rows = note25_rows()

@@ -1,4 +1,6 @@
-"""Frozen records shared by the collectors, the CLI and the dashboard. Units are in the names."""
+"""`RequestRecord`: one streamed request, shared by the collectors, the CLI and the dashboard.
+
+Units are in the names."""
 
 from __future__ import annotations
 

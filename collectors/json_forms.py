@@ -1,4 +1,4 @@
-"""Stable JSON forms of snapshots and request records (documented in the README).
+"""Stable JSON forms of snapshots, requests and energy windows (documented in the README).
 
 Snapshot schema 2: `window_steps`, `steps_total`, G, width and survival count every decode step
 (schema 1 divided by the drafts counter on llama-server and vLLM) and window figures no longer
@@ -13,7 +13,7 @@ from typing import Any
 from collectors import ledger
 from collectors.latency import Tail
 from collectors.meters.sampler import Sampler
-from collectors.model import RequestRecord
+from collectors.request_record import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
 
 SNAPSHOT_SCHEMA = "spectop.snapshot/2"

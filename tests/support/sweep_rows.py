@@ -1,0 +1,56 @@
+"""Sweep rows as the summary reads them: note 25's table (docs/note25.md) as measured points.
+
+Each batch has a plain point before and after its draft point; figures are note 25's tok/s and W.
+"""
+
+from __future__ import annotations
+
+# note 25: requests, plain tok/s, draft tok/s, plain W, draft W
+NOTE25 = [
+    (1, 61.9, 78.3, 22.9, 29.8),
+    (2, 100.2, 125.5, 39.1, 35.0),
+    (4, 192.3, 163.4, 39.0, 37.1),
+    (8, 339.2, 229.8, 36.9, 37.6),
+    (16, 377.0, 329.1, 35.9, 37.5),
+]
+
+
+def row(
+    batch, arm, tok_s, power_w, seconds=10.0, phase="", drafted=0, accepted=0, steps=0, flags=(), pass_=0
+):
+    tokens = round(tok_s * seconds)
+    return {
+        "batch": batch,
+        "arm": arm,
+        "phase": phase,
+        "pass": pass_,
+        "window_s": tokens / tok_s,
+        "committed_tokens": tokens,
+        "energy_j": power_w * tokens / tok_s,
+        "net_energy_j": None,
+        "drafted": drafted,
+        "accepted": accepted,
+        "steps": steps,
+        "flags": [{"code": c, "message": c} for c in flags],
+    }
+
+
+def note25_rows():
+    rows = []
+    for b, p_tok, d_tok, p_w, d_w in NOTE25:
+        rows += [
+            row(b, "plain", p_tok, p_w, phase="before"),
+            row(b, "draft", d_tok, d_w, drafted=400, accepted=280, steps=200),
+            row(b, "plain", p_tok, p_w, phase="after"),
+        ]
+    return rows
+
+
+def flagged(rows, batch, arm, code, phase=None):
+    """`rows` with one code added to the points of `arm` at `batch` (and `phase`, when given)."""
+    for r in rows:
+        if r["batch"] == batch and r["arm"] == arm and phase in (None, r["phase"]):
+            r["flags"] = r["flags"] + [{"code": code, "message": code}]
+            if code == "meter-gap":
+                r["energy_covered"] = False
+    return rows
