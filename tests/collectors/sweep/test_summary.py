@@ -279,6 +279,10 @@ def test_unknown_drafting_counts_give_unknown_figures_not_g_one():
         if r["arm"] == "draft" and r["batch"] == 4:
             r.update(drafted=None, accepted=None, steps=150)
     draft4 = by_batch(summary.summarize(rows))[4]["draft"]
-    assert draft4["acceptance"] is None and draft4["mean_advance"] is None and draft4["verified_width"] is None
+    assert (
+        draft4["acceptance"] is None and draft4["mean_advance"] is None and draft4["verified_width"] is None
+    )
     draft2 = by_batch(summary.summarize(rows))[2]["draft"]
-    assert draft2["mean_advance"] == pytest.approx(1 + 280 / 200)  # the known ones: 280 accepted over 200 steps
+    assert draft2["mean_advance"] == pytest.approx(
+        1 + 280 / 200
+    )  # the known ones: 280 accepted over 200 steps
