@@ -4,12 +4,21 @@ Power is a function of what runs: with n requests active over all arms, each act
 contributes P_curve(n) / n, where P_curve is the chip-W curve of its arm and prompt class, so a
 single arm at batch B draws exactly its calibrated P(B), and two arms at once share one chip by
 their total active requests. With nothing active the chip draws the profile's idle power.
-Every change of load starts a new power segment with a fresh, seeded noise factor; the energy
-counter integrates those segments up to the instant it is read.
+Every change of load starts a new power segment with a fresh, seeded noise factor.
+
+Pitfall handled: a loaded machine stalls the engines' threads. Loads change at the instants an
+engine's schedule says (`set_load(at_s=...)`), not when its thread gets round to it, and the
+counter is integrated only up to the instant every arm has decided its load (its horizon: the end
+of the step it runs, or the arrival of a request it has not admitted yet; `hold`, `expect`). A
+stalled thread therefore delays when the energy becomes readable, never how much there is: the
+joules of a window are those of the steps scheduled in it, exactly as its tokens are.
 """
 
 from __future__ import annotations
 
+import bisect
+import itertools
+import math
 import random
 import threading
 import time
@@ -25,10 +34,12 @@ CurveKey = tuple[str, str]  # (arm kind "plain"|"draft", prompt class name)
 class AcceleratorReading:
     """The accelerator at one instant."""
 
-    t_s: float  # clock() at the read
+    t_s: float  # the instant the energy is integrated up to: the read, or an overdue arm's horizon
     energy_mj: float  # cumulative since the simulator started, plus `energy_offset_mj`
-    power_w: float  # power of the current segment
-    active_requests: int  # over all arms
+    power_w: float  # power of the segment at t_s
+    active_requests: int  # over all arms, at t_s
+    busy_s: float  # cumulative seconds with at least one request active
+    busy_energy_mj: float  # the part of energy_mj drawn during those seconds
 
 
 class Accelerator:
@@ -50,9 +61,15 @@ class Accelerator:
         self._rng = random.Random(f"accelerator:{seed}")
         self._clock = clock
         self._lock = threading.Lock()
-        self._loads: dict[str, dict[CurveKey, int]] = {}
+        self._loads: dict[str, dict[CurveKey, int]] = {}  # in effect at _t_last
+        self._latest: dict[str, dict[CurveKey, int]] = {}  # as last decided, pending changes included
+        self._pending: list[tuple[float, int, str, dict[CurveKey, int]]] = []  # (t_s, seq, arm, load)
+        self._seq = itertools.count()
+        self._horizons: dict[str, float] = {}
         self._t_last = clock()
         self._energy_mj = energy_offset_mj
+        self._busy_s = 0.0
+        self._busy_energy_mj = 0.0
         self._power_w = profile.idle_w * speedup
 
     @property
@@ -79,24 +96,70 @@ class Accelerator:
             return 1.0
         return 1.0 + max(-3.0, min(3.0, self._rng.gauss(0.0, 1.0))) * self._noise
 
-    def set_load(self, arm: str, load: Mapping[CurveKey, int]) -> tuple[int, float]:
-        """Record what `arm` runs from now on: (active requests over all arms, the clock now)."""
-        with self._lock:
-            now = self._clock()
-            self._energy_mj += self._power_w * max(0.0, now - self._t_last) * 1000.0
-            self._t_last = now
-            self._loads[arm] = {k: n for k, n in load.items() if n > 0}
+    def _integrate(self, t_s: float) -> None:
+        """Run the current segment on to `t_s`."""
+        dt = max(0.0, t_s - self._t_last)
+        energy = self._power_w * dt * 1000.0
+        self._energy_mj += energy
+        if any(self._loads.values()):
+            self._busy_s += dt
+            self._busy_energy_mj += energy
+        self._t_last = max(self._t_last, t_s)
+
+    def _settle(self, t_s: float) -> None:
+        """Apply the decided changes up to `t_s` in time order and integrate up to it."""
+        while self._pending and self._pending[0][0] <= t_s:
+            t_change, _, arm, load = self._pending.pop(0)
+            self._integrate(t_change)
+            self._loads[arm] = load
             self._power_w = self._nominal_power_w() * self._speedup * self._jitter()
-            return sum(sum(v.values()) for v in self._loads.values()), now
+        self._integrate(t_s)
+
+    def _settle_decided(self) -> float:
+        """Settle up to now, or to the earliest horizon if that comes first; returns that instant."""
+        t_s = min(self._clock(), min(self._horizons.values(), default=math.inf))
+        self._settle(t_s)
+        return t_s
+
+    def set_load(self, arm: str, load: Mapping[CurveKey, int], at_s: float | None = None) -> int:
+        """`arm` runs `load` from `at_s` (now by default); its horizon becomes `at_s` until `hold`
+        extends it (a cleared load has none). Returns the active requests over all arms."""
+        with self._lock:
+            t_s = max(self._t_last, self._clock() if at_s is None else at_s)
+            decided = {k: n for k, n in load.items() if n > 0}
+            bisect.insort(self._pending, (t_s, next(self._seq), arm, decided))
+            self._latest[arm] = decided
+            if decided:
+                self._horizons[arm] = t_s
+            else:
+                self._horizons.pop(arm, None)
+            self._settle_decided()
+            return sum(sum(v.values()) for v in self._latest.values())
+
+    def hold(self, arm: str, until_s: float | None) -> None:
+        """`arm`'s load is decided up to `until_s` (None: until it says otherwise)."""
+        with self._lock:
+            if until_s is None:
+                self._horizons.pop(arm, None)
+            else:
+                self._horizons[arm] = until_s
+            self._settle_decided()
+
+    def expect(self, arm: str, at_s: float) -> None:
+        """`arm` may change its load at `at_s` (a request arrived): no energy is read past it yet."""
+        with self._lock:
+            self._horizons[arm] = min(self._horizons.get(arm, math.inf), at_s)
 
     def active_requests(self) -> int:
+        """Requests the arms run as last decided."""
         with self._lock:
-            return sum(sum(v.values()) for v in self._loads.values())
+            return sum(sum(v.values()) for v in self._latest.values())
 
     def read(self) -> AcceleratorReading:
-        """Energy integrated exactly up to this instant."""
+        """Energy integrated exactly up to now, or up to the horizon of an arm whose thread is late."""
         with self._lock:
-            now = self._clock()
-            energy = self._energy_mj + self._power_w * max(0.0, now - self._t_last) * 1000.0
+            self._settle_decided()
             active = sum(sum(v.values()) for v in self._loads.values())
-            return AcceleratorReading(now, energy, self._power_w, active)
+            return AcceleratorReading(
+                self._t_last, self._energy_mj, self._power_w, active, self._busy_s, self._busy_energy_mj
+            )

@@ -6,7 +6,15 @@ back to back. A newly admitted request spends its first step on its prompt and c
 first token there. A step lasts as long as its committed tokens take at the calibrated rate of
 the current batch (all arms' active requests together), so any window of steady work runs at
 the profile's tok/s whatever the draws of acceptance; a small seeded jitter is added per step.
-Steps are scheduled on absolute times, so a late wake-up is caught up instead of accumulating.
+
+Pitfall handled: a loaded machine wakes the engine's thread late. Everything the server reports
+happens on its schedule, not at the wake-up: steps are laid end to end on absolute times (a late
+wake-up is caught up, not accumulated), a request is admitted at the first step boundary after
+it arrived (an idle engine starts its step at the arrival), its timings are read off the schedule,
+and the chip's load changes at the same instants (`Accelerator.set_load(at_s=...)`). So a stall
+delays when tokens and joules are seen, never how many there are per second of the schedule. A
+stall longer than `_MAX_LAG_S` (a suspended machine) restarts the schedule; the chip idles
+through the gap, which produced no tokens.
 """
 
 from __future__ import annotations
@@ -65,6 +73,7 @@ class Engine:
         self._counters = Counters()
         self._next_task_id = 0
         self._committed = 0
+        self._t_committed = clock()  # the schedule instant of the last committed step
         self._live_drafted = 0
         self._live_accepted = 0
         self._thread: threading.Thread | None = None
@@ -103,6 +112,9 @@ class Engine:
                 prompt_class.acceptance,
             )
         with self._cond:
+            t_submit = self._clock()
+            if not self._pending and all(slot.task is None for slot in self._slots):
+                self._accel.expect(self.kind, t_submit)  # an idle engine starts a step here
             task = Task(
                 id=self._next_task_id,
                 prompt=prompt,
@@ -115,6 +127,7 @@ class Engine:
                 prompt_class=prompt_class,
                 tokens=TokenStream(prompt, sample_seed),
                 sampler=sampler,
+                t_submit=t_submit,
             )
             self._next_task_id += 1
             self._pending.append(task)
@@ -158,36 +171,38 @@ class Engine:
     # -- the step loop --------------------------------------------------------------------------
 
     def _run(self) -> None:
-        scheduled: float | None = None
-        idle_reported = False
+        t_sched: float | None = None  # where the schedule stands: the last step's end; None when idle
         while not self._stop.is_set():
             with self._cond:
-                self._admit(self._clock())
+                now = self._clock()
+                if t_sched is None:
+                    if not self._pending:
+                        self._accel.hold(self.kind, None)
+                        self._cond.wait(timeout=0.5)
+                        continue
+                    t_step = max(self._pending[0].t_submit, now - _MAX_LAG_S)
+                elif t_sched < now - _MAX_LAG_S:
+                    self._accel.set_load(self.kind, {}, at_s=t_sched)
+                    t_step = now
+                else:
+                    t_step = t_sched
+                self._admit(t_step)
                 active = [s.task for s in self._slots if s.task is not None]
-                if not active:
-                    if not idle_reported:
-                        self._accel.set_load(self.kind, {})
-                        idle_reported = True
-                    scheduled = None
-                    self._cond.wait(timeout=0.5)
+                if not active:  # the last requests finished at t_step; the next arrives later
+                    self._accel.set_load(self.kind, {}, at_s=t_step)
+                    if self._pending:
+                        self._accel.expect(self.kind, self._pending[0].t_submit)
+                    t_sched = None
                     continue
-                idle_reported = False
                 plan = [(task, *self._plan(task)) for task in active]
-                n_total, now = self._accel.set_load(self.kind, self._load(active))
-            dt = self._step_seconds(plan, max(n_total, len(active)))
-            if scheduled is None or scheduled < now - _MAX_LAG_S:
-                scheduled = now
-            scheduled += dt
-            self._stop.wait(max(0.0, scheduled - self._clock()))
-            if self._stop.is_set():
-                return
+                n_total = self._accel.set_load(self.kind, self._load(active), at_s=t_step)
+                t_sched = t_step + self._step_seconds(plan, max(n_total, len(active)))
+                self._accel.hold(self.kind, t_sched)
+            while (wait_s := t_sched - self._clock()) > 0:
+                if self._stop.wait(wait_s):
+                    return
             with self._cond:
-                self._commit(plan, self._clock())
-                remaining = [s.task for s in self._slots if s.task is not None]
-                if len(remaining) < len(active):
-                    # Finished requests stop drawing power the moment they finish.
-                    self._accel.set_load(self.kind, self._load(remaining))
-                    idle_reported = not remaining
+                self._commit(plan, t_sched)
 
     def _load(self, tasks: list[Task]) -> dict[CurveKey, int]:
         load: dict[CurveKey, int] = {}
@@ -217,7 +232,8 @@ class Engine:
         return total / len(plan) * jitter
 
     def _admit(self, now: float) -> None:
-        while self._pending:
+        """Give free slots to the requests that had arrived by `now`, in order."""
+        while self._pending and self._pending[0].t_submit <= now:
             free = [s for s in self._slots if s.task is None]
             if not free:
                 return
@@ -233,6 +249,7 @@ class Engine:
 
     def _commit(self, plan: list[tuple[Task, int, int, int]], now: float) -> None:
         c = self._counters
+        self._t_committed = now
         c.n_decode += 1
         c.n_busy_slots += len(plan)
         for task, drafted, accepted, committed in plan:
@@ -282,4 +299,6 @@ class Engine:
         with self._cond:
             busy = sum(1 for s in self._slots if s.task is not None)
             deferred = max(0, len(self._pending) - (self.n_slots - busy))
-            return LiveView(busy, deferred, self._committed, self._live_drafted, self._live_accepted)
+            return LiveView(
+                busy, deferred, self._committed, self._live_drafted, self._live_accepted, self._t_committed
+            )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
 
@@ -30,7 +32,8 @@ class Simulator:
     every token rate *and* every power (idle included), so tests run fast while mJ/token,
     acceptance and every ratio stay those of the profile; W and tok/s read `speedup` times the
     profile's. `ports`: (plain, draft, meter); 0 picks a free port. `noise`: relative standard
-    deviation of the per-step jitter on step time and on power.
+    deviation of the per-step jitter on step time and on power. `clock`: the monotonic seconds
+    the engines schedule on (a test can pass one it moves by hand).
     """
 
     def __init__(
@@ -44,6 +47,7 @@ class Simulator:
         total_slots: int = 16,
         n_ctx: int = 4096,
         noise: float = 0.01,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if speedup <= 0:
             raise ValueError("speedup must be positive")
@@ -58,10 +62,18 @@ class Simulator:
             noise=noise,
             seed=seed,
             energy_offset_mj=float(1_000_000_000 + (seed % 1000) * 1_000_003),
+            clock=clock,
         )
         self.plain, self.draft = (
             Engine(
-                kind, self.profile, self.accelerator, n_slots=total_slots, n_ctx=n_ctx, seed=seed, noise=noise
+                kind,
+                self.profile,
+                self.accelerator,
+                n_slots=total_slots,
+                n_ctx=n_ctx,
+                seed=seed,
+                noise=noise,
+                clock=clock,
             )
             for kind in ("plain", "draft")
         )

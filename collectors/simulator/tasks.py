@@ -67,6 +67,7 @@ class Task:
     n_decoded: int = 0
     n_cached: int = 0
     n_processed: int = 0
+    t_submit: float = 0.0  # times on the engine's schedule (see engine.py)
     t_start: float = 0.0
     t_prompt_done: float = 0.0
     t_gen_last: float = 0.0
@@ -173,6 +174,7 @@ class LiveView:
     committed_tokens: int  # every token streamed so far, finished requests or not
     drafted_tokens: int
     accepted_tokens: int
+    t_s: float  # the schedule instant these counts are for: the end of the last committed step
 
 
 def common_prefix(a: list[int], b: list[int]) -> int:

@@ -5,11 +5,14 @@ back, and at every level runs the plain arm and then the draft arm, so a dashboa
 chip sees drafting pay at one or two requests and cost from four on. Worker threads each keep
 one request in flight while their index is below the phase's concurrency; when the phase
 changes, requests of the old phase are abandoned (the server cancels them) so every phase
-starts clean. Plain httpx, one client per worker thread.
+starts clean. Plain httpx, one client per worker thread; the first phase starts when every
+worker has its client (building one loads the CA bundle, which on a loaded machine takes longer
+than a short phase).
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import threading
 from collections.abc import Mapping, Sequence
@@ -67,6 +70,8 @@ class TrafficGenerator:
         self._phase: Phase | None = None
         self._phase_id = 0
         self._threads: list[threading.Thread] = []
+        self._workers = max(p.concurrency for p in self._pattern)
+        self._ready = threading.Barrier(self._workers + 1)
         self._completed = 0
         self._errors = 0
         self._lock = threading.Lock()
@@ -87,11 +92,10 @@ class TrafficGenerator:
         return self._errors
 
     def start(self) -> TrafficGenerator:
-        workers = max(p.concurrency for p in self._pattern)
         self._threads = [threading.Thread(target=self._control, name="traffic-control", daemon=True)]
         self._threads += [
             threading.Thread(target=self._work, args=(i,), name=f"traffic-{i}", daemon=True)
-            for i in range(workers)
+            for i in range(self._workers)
         ]
         for thread in self._threads:
             thread.start()
@@ -99,6 +103,7 @@ class TrafficGenerator:
 
     def stop(self) -> None:
         self._stop.set()
+        self._ready.abort()
         with self._changed:
             self._phase_id += 1
             self._changed.notify_all()
@@ -113,7 +118,12 @@ class TrafficGenerator:
     ) -> None:
         self.stop()
 
+    def _all_ready(self) -> None:
+        with contextlib.suppress(threading.BrokenBarrierError):  # stopped before every worker was
+            self._ready.wait()
+
     def _control(self) -> None:
+        self._all_ready()
         phases = itertools.cycle(self._pattern) if self._loop else iter(self._pattern)
         for phase in phases:
             with self._changed:
@@ -130,6 +140,7 @@ class TrafficGenerator:
     def _work(self, index: int) -> None:
         prompts = itertools.cycle(self._prompts[index % len(self._prompts) :] + self._prompts)
         with httpx.Client(timeout=httpx.Timeout(10.0, read=300.0)) as client:
+            self._all_ready()
             while not self._stop.is_set():
                 with self._changed:
                     phase, phase_id = self._phase, self._phase_id

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 
 import httpx
 
@@ -74,19 +75,30 @@ def test_port_in_use_is_one_clear_line() -> None:
     assert len(err.strip().splitlines()) == 1 and "--port" in err
 
 
+def _until(condition: Callable[[], bool], timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.005)
+
+
 def test_traffic_walks_its_phases_on_each_arm() -> None:
-    pattern = [Phase("plain", 2, 0.6), Phase("draft", 4, 0.6)]
+    # requests of 200 tokens last about half a second here, so each worker keeps one in flight
+    # through most of its phase, and the level is there to be seen however late this thread runs
+    pattern = [Phase("plain", 2, 1.5), Phase("draft", 4, 1.5)]
     with Simulator(seed=1, speedup=10) as sim:
         urls = {"plain": sim.plain_url, "draft": sim.draft_url}
-        with TrafficGenerator(urls, pattern, n_tokens=24, loop=False) as traffic:
+        with TrafficGenerator(urls, pattern, n_tokens=200, loop=False) as traffic:
+            _until(lambda: traffic.phase is not None, 30, "the traffic never started")
             seen: dict[str, set[int]] = {"plain": set(), "draft": set()}
-            deadline = time.monotonic() + 1.15
-            while time.monotonic() < deadline:
+
+            def walked() -> bool:
                 seen["plain"].add(sim.plain.live().busy_slots)
                 seen["draft"].add(sim.draft.live().busy_slots)
-                time.sleep(0.005)
+                return traffic.phase is None  # the pattern ran out
+
+            _until(walked, 30, "the pattern never ended")
         assert max(seen["plain"]) == 2 and max(seen["draft"]) == 4
-        assert traffic.completed > 4 and traffic.errors == 0
-        assert traffic.phase is None  # the pattern ran out
+        assert traffic.completed >= 1 and traffic.errors == 0
     assert [p.arm for p in default_pattern()[:4]] == ["plain", "draft", "plain", "draft"]
     assert [p.concurrency for p in default_pattern()[::2]] == [1, 2, 4, 8, 16, 8, 4, 2]
