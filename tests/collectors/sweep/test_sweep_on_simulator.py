@@ -1,16 +1,19 @@
 """The sweep reproduces note 25's table (docs/note25.md) against the simulator, read through the real
 DCGM meter path.
 
-What each check allows, and why. The simulator's own noise is small: 1 % (sd) jitter per step on
-step time, which averages out over a window's hundreds of steps, and 1 % per load segment on power
-(clipped at 3 %). Energy per token and the energy ratio are compared within 5 %: eight runs on a
-shared two-core machine (load 1.3-4.3) stayed within 2.7 %. Token rates and watts are compared
-within 5 % above and 10 % below: the simulated server, the client and the meter share one Python
-process, and on a busy machine the server admits and streams late (first tokens 60-210 ms after
-the send at B=16, against one 10 ms step when idle), which stretches a window by a fixed 0.1-0.4 s
-of partial load. A stretch can only lower tok/s and W (the chip draws little through it, so
-mJ/token barely moves): the same runs read -7.2 % to +0.1 %. The formulas themselves are held
-exactly by the hand-made rows of test_summary.py and test_point_energy.py.
+What a loaded machine does, and how the checks stay clear of it. The simulator keeps its tokens
+and joules on its own schedule (collectors/simulator/engine.py), so its figures over the time it
+was busy are note 25's within its own noise: 1 % (sd) per step on step time and per load segment
+on power, which averages out over a window's hundreds of steps, plus the few steps at a window's
+ends where requests admitted a step apart run a smaller batch. But the sweep's window runs from
+its first send to the last token it read, in a client that shares one Python process with the
+server: on a busy machine it sends and reads late, which stretches the window by idle seconds
+(a third of the busy time and more on two loaded cores). A stretch can only lower tok/s and W
+and raise mJ/token, so the summary's figures are held to one-sided bounds, and each point's
+figures and each batch's energy ratio to note 25 within 5 % once the stretch is taken out: the
+simulator's busy seconds over the point (read around its window) replace the window, and the
+sweep's own idle baseline times the idle seconds comes off the joules. The formulas themselves are held exactly by the hand-made rows of
+test_summary.py and test_point_energy.py.
 
 The recommendation is checked against the rule applied to the measured ratios, not as a fixed
 sentence: note 25's 1.03 at one request sits 2 % under the break-even band's edge, where the
@@ -19,12 +22,15 @@ power noise can put it on either side.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import pytest
 
 from collectors.meters import Sampler, open_meter
 from collectors.simulator import Simulator
 from collectors.sweep.arms import make_arms
-from collectors.sweep.events import SweepEnded
+from collectors.sweep.events import PointDone, PointProgressed, SweepEnded
 from collectors.sweep.plan import SweepPlan
 from collectors.sweep.runner import run_sweep
 
@@ -37,48 +43,93 @@ NOTE25 = {
     8: (339.2, 229.8, 109, 163, 1.50, 36.9, 37.6),
     16: (377.0, 329.1, 95, 114, 1.20, 35.9, 37.5),
 }
-ENERGY_TOLERANCE = 0.05
-RATE_ABOVE, RATE_BELOW = 0.05, 0.10  # a stretched window only lowers tok/s and W
+TOLERANCE = 0.05
+
+
+@dataclass(frozen=True)
+class Point:
+    """A point's row and the seconds the simulator was busy while the sweep measured it."""
+
+    row: dict[str, Any]
+    busy_s: float
+
+    def busy_figures(self, idle_w: float) -> tuple[float, float, float]:
+        """(tok/s, W, mJ/token) over the busy seconds: the idle rest of the window comes off."""
+        busy_j = self.row["energy_j"] - idle_w * (self.row["energy_window_s"] - self.busy_s)
+        tokens = self.row["committed_tokens"]
+        return tokens / self.busy_s, busy_j / self.busy_s, 1000 * busy_j / tokens
 
 
 @pytest.fixture(scope="module")
-def swept(tmp_path_factory):
+def swept(tmp_path_factory) -> tuple[dict[str, Any], list[Point]]:
+    points: list[Point] = []
     with Simulator(seed=3, speedup=SPEEDUP) as sim:
         meter = open_meter(f"dcgm={sim.meter_url}/metrics?period=0.1")
         plan = SweepPlan(batches=(1, 2, 4, 8, 16), max_tokens=512, passes=1, idle_s=1.0)
         arms = make_arms(plain_url=sim.plain_url, draft_url=sim.draft_url)
+        events = []
         with Sampler(meter) as sampler:
-            events = list(run_sweep(plan, arms, sampler, tmp_path_factory.mktemp("results")))
+            for event in run_sweep(plan, arms, sampler, tmp_path_factory.mktemp("results")):
+                # the generator measures a point's window between these two events
+                if isinstance(event, PointProgressed) and event.state == "running":
+                    busy_before_s = sim.accelerator.read().busy_s
+                elif isinstance(event, PointDone):
+                    points.append(Point(event.row, sim.accelerator.read().busy_s - busy_before_s))
+                events.append(event)
         meter.close()
     ended = events[-1]
     assert isinstance(ended, SweepEnded) and ended.error is None
-    return ended.summary
+    return ended.summary, points
 
 
-def test_energy_cells_within_five_percent(swept):
-    for t in swept["rows"]:
-        _, _, p_mj, d_mj, ratio, _, _ = NOTE25[t["batch"]]
-        assert t["plain"]["mj_per_token"] == pytest.approx(p_mj, rel=ENERGY_TOLERANCE), t["batch"]
-        assert t["draft"]["mj_per_token"] == pytest.approx(d_mj, rel=ENERGY_TOLERANCE), t["batch"]
-        assert t["energy_ratio"] == pytest.approx(ratio, rel=ENERGY_TOLERANCE), t["batch"]
+def _note25(batch: int, arm: str) -> tuple[float, float, float]:
+    """(tok/s, W, mJ/token) of one arm at one batch."""
+    p_tok, d_tok, p_mj, d_mj, _, p_w, d_w = NOTE25[batch]
+    return (p_tok, p_w, p_mj) if arm == "plain" else (d_tok, d_w, d_mj)
+
+
+def test_every_point_within_five_percent_once_the_stretch_is_out(swept):
+    summary, points = swept
+    idle_w = summary["idle_w"]
+    assert idle_w == pytest.approx(3.0 * SPEEDUP, rel=TOLERANCE)
+    for p in points:
+        batch, arm = p.row["batch"], p.row["arm"]
+        row = p.row
+        assert p.busy_s <= row["window_s"] and p.busy_s <= row["energy_window_s"]  # they hold the work
+        # the point's own figures over its own windows (the ones the table and files show)
+        assert row["tok_s"] == pytest.approx(row["committed_tokens"] / row["window_s"])
+        assert row["power_w"] == pytest.approx(row["energy_j"] / row["energy_window_s"])
+        assert row["mj_per_token"] == pytest.approx(1000 * row["energy_j"] / row["committed_tokens"])
+        tok_s, power_w, mj = p.busy_figures(idle_w)
+        want_tok_s, want_w, want_mj = _note25(batch, arm)
+        assert tok_s / SPEEDUP == pytest.approx(want_tok_s, rel=TOLERANCE), (batch, arm, "tok/s")
+        assert power_w / SPEEDUP == pytest.approx(want_w, rel=TOLERANCE), (batch, arm, "W")
+        assert mj == pytest.approx(want_mj, rel=TOLERANCE), (batch, arm, "mJ/token")
+    for batch, (*_, ratio, _, _) in NOTE25.items():
+
+        def busy_mj(arm: str, batch: int = batch) -> float:
+            mine = [p for p in points if (p.row["batch"], p.row["arm"]) == (batch, arm)]
+            joules = sum(p.busy_figures(idle_w)[2] * p.row["committed_tokens"] for p in mine)
+            return joules / sum(p.row["committed_tokens"] for p in mine)
+
+        assert busy_mj("draft") / busy_mj("plain") == pytest.approx(ratio, rel=TOLERANCE), batch
+
+
+def test_the_summary_moves_each_figure_one_way_only(swept):
+    summary, _ = swept
+    for t in summary["rows"]:
+        for arm in ("plain", "draft"):
+            tok_s, power_w, mj = _note25(t["batch"], arm)
+            a = t[arm]
+            assert a["tok_s"] / SPEEDUP <= tok_s * (1 + TOLERANCE), (t["batch"], arm)
+            assert a["power_w"] / SPEEDUP <= power_w * (1 + TOLERANCE), (t["batch"], arm)
+            assert a["mj_per_token"] >= mj * (1 - TOLERANCE), (t["batch"], arm)
         assert 0.67 <= t["draft"]["acceptance"] <= 0.74
-
-
-def test_rates_and_watts_within_a_window_stretch(swept):
-    for t in swept["rows"]:
-        p_tok, d_tok, _, _, _, p_w, d_w = NOTE25[t["batch"]]
-        measured = {
-            "plain tok/s": (t["plain"]["tok_s"] / SPEEDUP, p_tok),
-            "draft tok/s": (t["draft"]["tok_s"] / SPEEDUP, d_tok),
-            "plain W": (t["plain"]["power_w"] / SPEEDUP, p_w),
-            "draft W": (t["draft"]["power_w"] / SPEEDUP, d_w),
-        }
-        for name, (got, want) in measured.items():
-            assert -RATE_BELOW <= got / want - 1 <= RATE_ABOVE, (t["batch"], name, got, want)
         assert t["speedup"] == pytest.approx(t["draft"]["tok_s"] / t["plain"]["tok_s"])
 
 
 def test_recommendation_and_crossover_follow_the_rule_on_the_measured_ratios(swept):
+    swept, _ = swept
     assert all(t["trusted"] for t in swept["rows"]) and swept["untrusted"] == []
     assert "void" not in swept["flags"] and "output-mismatch" not in swept["flags"]
     ratios = {t["batch"]: t["energy_ratio"] for t in swept["rows"]}
