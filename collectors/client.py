@@ -1,7 +1,9 @@
 """The streaming request client: sends one request, timestamps every event, returns a RequestRecord.
 
 Works against llama-server's native `/completion` and OpenAI-style `/v1/chat/completions`
-(llama-server, vLLM, SGLang). API keys go in a header to their server and nowhere else.
+(llama-server, vLLM, SGLang). API keys go in a header to their server and nowhere else. The
+server's text (model, finish reason, error) enters the record with its control characters made
+visible (`fmt.printable`), and so does an error body quoted in an exception.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import httpx
 
 from collectors import latency, streams
 from collectors.errors import ServerUnreachable, SpectopError
+from collectors.fmt import printable
 from collectors.http import auth_headers
 from collectors.request_record import RequestRecord
 
@@ -97,7 +100,7 @@ async def stream_request(
     try:
         async with client.stream("POST", base_url.rstrip("/") + path, json=body, headers=headers) as response:
             if response.status_code != 200:
-                detail = (await response.aread()).decode("utf-8", "replace")[:300]
+                detail = printable((await response.aread()).decode("utf-8", "replace")[:300])
                 raise SpectopError(
                     f"{base_url}{path} answered HTTP {response.status_code}: {detail}",
                     "check the URL and the server's log",
@@ -126,6 +129,7 @@ def record_of(
 ) -> RequestRecord:
     """The record of one finished stream: the server's counts, its events' latency, the busy samples."""
     drafting = state.draft_n is not None and state.draft_n > 0
+    error = state.error if state.error else (None if state.done else "stream ended early")
     return RequestRecord(
         request_id=request_id,
         server_url=base_url,
@@ -139,13 +143,17 @@ def record_of(
         draft_n=state.draft_n,
         draft_n_accepted=state.draft_n_accepted,
         server_steps=state.steps(),
-        finish_reason=state.finish_reason,
-        model=state.model,
+        finish_reason=_printable(state.finish_reason),
+        model=_printable(state.model),
         text_sha256=state.text_sha256,
         text_chars=len(state.text),
         concurrency_mean=sum(busy_samples) / len(busy_samples) if busy_samples else None,
         concurrency_max=max(busy_samples) if busy_samples else None,
         tag=tag,
-        error=state.error if state.error else (None if state.done else "stream ended early"),
+        error=_printable(error),
         tokens_per_event_exact=state.tokens_per_event_exact,
     )
+
+
+def _printable(text: object) -> str | None:
+    return None if text is None else printable(str(text))

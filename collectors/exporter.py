@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from collectors.fmt import printable
 from collectors.live import LiveLedger
 from collectors.meters.sampler import Sampler
 
@@ -53,11 +54,14 @@ class SpectopExporter(Collector):
             power = self.live.power[-1] if self.live.power else None
         info = self.sampler.meter.info if self.sampler else None
         names = ["server", "backend", "meter", "method"]
-        values = [
-            getattr(self.collector, "url", ""),
-            snap.backend if snap else "unknown",
-            info.name if info else "none",
-            info.method if info else "none",
+        values = [  # label values stay printable: whoever curls the page sees them raw
+            printable(v)
+            for v in (
+                getattr(self.collector, "url", ""),
+                snap.backend if snap else "unknown",
+                info.name if info else "none",
+                info.method if info else "none",
+            )
         ]
 
         def gauge(name: str, doc: str, value: float | None) -> Iterator[Metric]:

@@ -20,7 +20,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from collectors.client import RequestSpec, stream_request
 from collectors.errors import SpectopError
-from collectors.fmt import num, pct
+from collectors.fmt import num, pct, printable
 from collectors.http import STREAM_TIMEOUT, make_client
 from collectors.meters import Sampler
 from collectors.servers import default_route
@@ -101,9 +101,9 @@ class SpectopApp(App[None]):
         readings = [r for r in readings if self._meter_t_s is None or r.t_s > self._meter_t_s]
         if readings:
             self._meter_t_s = readings[-1].t_s
-        self.post_message(
-            messages.MeterRead(readings, self.sampler.last_error if self.sampler.failed_ticks else None)
-        )
+        error = self.sampler.last_error if self.sampler.failed_ticks else None
+        # a remote meter's error may quote its exporter's page
+        self.post_message(messages.MeterRead(readings, printable(error) if error else None))
 
     @work(exclusive=True, group="probe", exit_on_error=False)
     async def run_probe(self) -> None:
@@ -167,13 +167,15 @@ class SpectopApp(App[None]):
 
     def on_probe_finished(self, message: messages.ProbeFinished) -> None:
         if message.record is None:
-            self.notify(message.error or "probe failed", title="probe", severity="error")
+            error = printable(message.error or "probe failed", keep_newlines=True)
+            self.notify(error, title="probe", severity="error", markup=False)
             return
         self.add_records([message.record])
         r = message.record
         self.notify(
             f"{r.committed_tokens} tokens, {num(r.tok_s)} tok/s, acceptance {pct(r.acceptance)}",
             title="probe",
+            markup=False,
         )
 
     def on_sweep_progressed(self, message: messages.SweepProgressed) -> None:
@@ -197,6 +199,7 @@ class SpectopApp(App[None]):
                     event.summary["recommendation"],
                     title="sweep finished" if not event.error else "sweep stopped",
                     severity="error" if event.error else "information",
+                    markup=False,
                 )
 
     def add_records(self, records: Iterable) -> None:
@@ -208,7 +211,8 @@ class SpectopApp(App[None]):
     @on(Worker.StateChanged)
     def report_worker_error(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR:
-            self.notify(str(event.worker.error), title=event.worker.group, severity="error")
+            error = printable(str(event.worker.error), keep_newlines=True)  # may quote the server
+            self.notify(error, title=event.worker.group, severity="error", markup=False)
             if event.worker.group == "sweep" and self.screen_stack:
                 self.main.set_sweep_running(False)
                 self.sweep_ended()

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 
 from collectors.errors import SpectopError
+from collectors.fmt import printable
 from tui.commands import Command, dashboard, demo, doctor, export, probe, report, snapshot, sweep
 
 # Typed, so mypy checks every module against Command; a test checks that none is left off.
@@ -112,7 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parse(sys.argv[1:] if argv is None else argv)
         return int(args.run(args) or 0)
     except SpectopError as exc:
-        print(f"spectop: {exc}", file=sys.stderr)
+        # an error may quote a server (an HTTP body, a launched server's log): never raw on the terminal
+        print(f"spectop: {printable(str(exc), keep_newlines=True)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("spectop: interrupted", file=sys.stderr)

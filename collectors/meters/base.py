@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
+from collectors.fmt import printable
+
 MeterMethod = Literal["counter", "integrated", "estimate"]
 
 
@@ -20,6 +22,12 @@ class MeterInfo:
     power_limit_w: float | None = None
     detail: str = ""  # free text: driver version, exporter URL, TDP model used, ...
     notes: tuple[str, ...] = field(default_factory=tuple)  # caveats, e.g. "includes other MIG tenants"
+
+    def __post_init__(self) -> None:
+        # a remote exporter's labels (GPU model, host) are its own text: never raw on the terminal
+        for name in ("name", "boundary", "detail"):
+            object.__setattr__(self, name, printable(getattr(self, name)))
+        object.__setattr__(self, "devices", tuple(printable(d) for d in self.devices))
 
 
 @dataclass(frozen=True, slots=True)

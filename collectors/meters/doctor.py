@@ -2,8 +2,9 @@
 
 Pitfalls handled: the server's dialect is detected the way every command detects it (the server
 registry), then only that dialect's own health and load endpoints are asked; a server still
-loading its model fails detection, so /health is reported on its own to say so; server text is
-untrusted, so a row carries at most a short single-line excerpt of it.
+loading its model fails detection, so /health is reported on its own to say so; server and
+exporter text is untrusted, so a row carries at most a short single-line excerpt of it, with its
+control characters made visible (`fmt.printable`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Literal
 import httpx
 
 from collectors.errors import MeterUnavailable, ServerUnreachable, SpectopError
+from collectors.fmt import printable
 from collectors.http import make_client
 from collectors.meters.specs import (
     REMOTE,
@@ -41,6 +43,10 @@ class DoctorRow:
     message: str
     fix: str = ""
     chosen: bool = False  # the meter `--meter` would use
+
+    def __post_init__(self) -> None:
+        for name in ("name", "message", "fix"):
+            object.__setattr__(self, name, printable(getattr(self, name)))
 
 
 @dataclass(frozen=True, slots=True)

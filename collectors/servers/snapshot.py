@@ -9,13 +9,17 @@ One definition of each drafting figure (docs/energy-ledger.md), whatever the dia
   which have their own names (`acceptance_lifetime`, `mean_advance_lifetime`);
 - a window that may be off says so (`window_approximate`): counters printed rounded, or a
   request that may have started and finished unseen between two polls.
+
+Every text field is the server's and untrusted: a snapshot holds it with its control characters
+made visible (`fmt.printable`), so no later display can send them to the terminal.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from collectors import ledger
+from collectors.fmt import printable
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +66,12 @@ class ServerSnapshot:
     busy_slot_tokens: tuple[tuple[int, int], ...] = ()  # (slot id, tokens decoded so far) of busy slots
     metrics_status: str = "ok"  # or why /metrics is unavailable and how to enable it
     slots_status: str = "ok"
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, str):
+                object.__setattr__(self, f.name, printable(value))
 
     @property
     def ok(self) -> bool:

@@ -1,4 +1,8 @@
-"""`spectop report DIR`: re-render a saved sweep as a table, CSV, Markdown or JSON."""
+"""`spectop report DIR`: re-render a saved sweep as a table, CSV, Markdown or JSON.
+
+Pitfall handled: a saved run holds what servers said (model names, request errors) and may come
+from anywhere, so every string in it is made printable (`fmt.printable`) before any is shown.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from collectors.fmt import printable
 from collectors.sweep.store import load_run
 from collectors.sweep.summary import summarize
 from collectors.sweep.tables import (
@@ -34,7 +39,7 @@ def add_options(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    meta, rows = load_run(args.run_dir)
+    meta, rows = (printable_json(part) for part in load_run(args.run_dir))
     summary = summarize(rows, meta)
     if args.format == "json":
         print(json.dumps(summary, indent=2))
@@ -48,6 +53,17 @@ def run(args: argparse.Namespace) -> int:
         for line in verdict_lines(summary):
             out.print(line)
     return 0
+
+
+def printable_json(value: Any) -> Any:
+    """A JSON value with every string in it, keys too, made printable."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, list):
+        return [printable_json(v) for v in value]
+    if isinstance(value, dict):
+        return {printable_json(k): printable_json(v) for k, v in value.items()}
+    return value
 
 
 def render_summary(summary: dict[str, Any]) -> Group:

@@ -19,6 +19,7 @@ from rich.progress import (
 )
 
 from collectors import ledger
+from collectors.fmt import printable
 from collectors.meters import Sampler, sampling
 from collectors.sweep import plan as sweep_plan
 from collectors.sweep.arms import make_arms
@@ -194,7 +195,8 @@ def _finish(ended: SweepEnded, out, as_json: bool, interrupted: bool) -> int:
             out.print(line)
         out.print(f"files: {ended.run_dir}", markup=False)
     if ended.error or interrupted:
-        what = "interrupted" if interrupted or ended.error == "interrupted" else f"stopped: {ended.error}"
+        error = printable(ended.error or "", keep_newlines=True)  # may quote a server or its log
+        what = "interrupted" if interrupted or ended.error == "interrupted" else f"stopped: {error}"
         print(
             f"spectop: sweep {what}; {summary['points']} completed points saved in {ended.run_dir}",
             file=sys.stderr,

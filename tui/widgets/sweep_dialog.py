@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Grid, Horizontal, Vertical
@@ -108,7 +109,7 @@ class SweepDialog(ModalScreen[SweepRequest | None]):
         try:
             self.dismiss(self.request())
         except (SpectopError, ValueError) as exc:
-            self.query_one("#dialog-error", Static).update(f"⚠ {exc}")
+            self.query_one("#dialog-error", Static).update(Text(f"⚠ {exc}"))  # never read as markup
 
     def request(self) -> SweepRequest:
         """The sweep as set in the fields; a bad field raises with a message shown in the dialog."""

@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Static
 
-from collectors.fmt import num, pct
+from collectors.fmt import num, pct, printable
 from collectors.sweep.plan import PointKey
 from collectors.sweep.summary import MAIN_COLUMNS, table_cells
 from collectors.sweep.tables import verdict_sentences
@@ -132,6 +132,7 @@ class SweepPanel(Vertical):
                 verdict.append("\n" + sentence, style="yellow")
         self.query_one("#sweep-verdict", Static).update(verdict)
         if error:
+            error = printable(error)  # may quote a server's answer or its log
             self.status(f"stopped: {error} — {summary['points']} points saved in {run_dir}", "bold red")
         elif cancelled:
             self.status(f"cancelled — {summary['points']} points saved in {run_dir}", "yellow")
