@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import socket
 import threading
 import time
 from collections import Counter
@@ -159,12 +160,36 @@ class FaultServer:
             if self._serving:
                 self._http.shutdown()
             self._http.server_close()
+            self._http.hang_up()  # kept-alive connections too: a stopped server answers nothing
 
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
     owner: FaultServer
+
+    def server_activate(self) -> None:
+        super().server_activate()
+        self.connections: set[socket.socket] = set()
+        self.connections_lock = threading.Lock()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self.connections_lock:
+            self.connections.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self.connections_lock:
+            self.connections.discard(request)
+        super().shutdown_request(request)
+
+    def hang_up(self) -> None:
+        with self.connections_lock:
+            for connection in self.connections:
+                try:
+                    connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass  # a client that hangs up on an endless answer is what these tests do
