@@ -4,22 +4,28 @@ Works against llama-server's native `/completion` and OpenAI-style `/v1/chat/com
 (llama-server, vLLM, SGLang). API keys go in a header to their server and nowhere else. The
 server's text (model, finish reason, error) enters the record with its control characters made
 visible (`fmt.printable`), and so does an error body quoted in an exception.
+Pitfalls handled: a stream is bounded by what was asked (`StreamLimits`: events, bytes and wall
+time grow with max_tokens), so an endless or silent stream ends in one SpectopError instead of
+running forever with memory growing; lines are split here, since a line that never ends would
+grow without bound inside httpx's line reader; an error body is read only as far as it is shown;
+a failure says what happened (collectors/http.py `describe`) and names the endpoint.
 """
 
 from __future__ import annotations
 
 import asyncio
+import codecs
 import itertools
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 import httpx
 
 from collectors import latency, streams
-from collectors.errors import ServerUnreachable, SpectopError
+from collectors.errors import SpectopError
 from collectors.fmt import printable
-from collectors.http import auth_headers
+from collectors.http import NOT_A_SERVER, auth_headers, describe
 from collectors.request_record import RequestRecord
 
 DEFAULT_PROMPT = (
@@ -29,6 +35,36 @@ DEFAULT_PROMPT = (
 _request_ids = itertools.count(1)
 
 BusyProbe = Callable[[], Awaitable[int | None]]
+ERROR_BODY_BYTES = 4096  # of a non-200 answer: enough for its message, never an endless body
+
+
+@dataclass(frozen=True, slots=True)
+class StreamLimits:
+    """How much one stream may carry and how long it may take, relative to the tokens asked for.
+
+    Generous: a server sends about one event per token (fewer when drafting), a few hundred bytes
+    each, and a final event that may repeat the prompt; the wall time allows a long prefill and a
+    slow decode. `concurrent` requests sharing the server may each decode that much slower.
+    """
+
+    base_events: int = 64
+    events_per_token: int = 4
+    base_bytes: int = 1 << 20
+    bytes_per_token: int = 16 << 10
+    base_s: float = 60.0
+    seconds_per_token: float = 1.0
+
+    def events(self, spec: RequestSpec) -> int:
+        return self.base_events + self.events_per_token * spec.max_tokens
+
+    def bytes(self, spec: RequestSpec) -> int:
+        return self.base_bytes + self.bytes_per_token * spec.max_tokens + 4 * len(spec.prompt.encode())
+
+    def seconds(self, spec: RequestSpec, concurrent: int = 1) -> float:
+        return self.base_s + self.seconds_per_token * spec.max_tokens * max(1, concurrent)
+
+
+STREAM_LIMITS = StreamLimits()
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +109,10 @@ def request_body(spec: RequestSpec) -> tuple[str, dict[str, object]]:
 async def sample_busy(probe: BusyProbe, samples: list[int], period_s: float) -> None:
     """Append the server's busy count every `period_s` until cancelled; unanswered reads are skipped."""
     while True:
-        busy = await probe()
+        try:
+            busy = await probe()
+        except (SpectopError, httpx.HTTPError):
+            busy = None  # the poll shows what is wrong; a sample is only skipped
         if busy is not None:
             samples.append(busy)
         await asyncio.sleep(period_s)
@@ -88,33 +127,105 @@ async def stream_request(
     busy_probe: BusyProbe | None = None,
     tag: str = "",
     clock: Callable[[], float] = time.monotonic,
+    limits: StreamLimits = STREAM_LIMITS,
+    concurrent: int = 1,
 ) -> RequestRecord:
-    """Send one streamed request and record every event's arrival on the monotonic clock."""
+    """Send one streamed request and record every event's arrival on the monotonic clock.
+
+    Raises SpectopError, naming the endpoint, when the server cannot be read or the stream
+    breaks `limits` (with `concurrent` requests sharing the server)."""
     path, body = request_body(spec)
-    headers = auth_headers(api_key)
+    endpoint = base_url.rstrip("/") + path
     state = streams.StreamState()
-    native = spec.route == "completion"
     busy_samples: list[int] = []
     watcher = asyncio.create_task(sample_busy(busy_probe, busy_samples, 0.1)) if busy_probe else None
     t_send = clock()
+    wall_s = limits.seconds(spec, concurrent)
     try:
-        async with client.stream("POST", base_url.rstrip("/") + path, json=body, headers=headers) as response:
-            if response.status_code != 200:
-                detail = printable((await response.aread()).decode("utf-8", "replace")[:300])
-                raise SpectopError(
-                    f"{base_url}{path} answered HTTP {response.status_code}: {detail}",
-                    "check the URL and the server's log",
-                )
-            async for line in response.aiter_lines():
-                streams.feed_line(state, clock(), line, native)
-    except httpx.TransportError as exc:
-        raise ServerUnreachable(
-            f"cannot stream from {base_url}{path}: {type(exc).__name__}", "is the server running?"
-        ) from exc
+        stream = _read(client, endpoint, body, auth_headers(api_key), state, spec, limits, clock)
+        await asyncio.wait_for(stream, wall_s)
+    except asyncio.TimeoutError:
+        raise SpectopError(
+            f"{endpoint} was still streaming after {wall_s:g} s, longer than {spec.max_tokens} tokens "
+            "may take",
+            "is the server stuck or overloaded? check its log",
+        ) from None
+    except httpx.HTTPError as exc:
+        raise describe(exc) from exc
+    except SpectopError as exc:  # said of the stream: named here
+        raise SpectopError(f"{endpoint} {exc.what}", exc.fix) from None
     finally:
         if watcher:
             watcher.cancel()
     return record_of(state, f"r{next(_request_ids)}", base_url, path, t_send, clock(), busy_samples, tag)
+
+
+async def _read(
+    client: httpx.AsyncClient,
+    endpoint: str,
+    body: dict[str, object],
+    headers: dict[str, str],
+    state: streams.StreamState,
+    spec: RequestSpec,
+    limits: StreamLimits,
+    clock: Callable[[], float],
+) -> None:
+    """Feed the stream's lines into `state`, within the events and bytes `limits` allow."""
+    native = spec.route == "completion"
+    max_events, max_bytes = limits.events(spec), limits.bytes(spec)
+    events = 0
+    async with client.stream("POST", endpoint, json=body, headers=headers) as response:
+        if response.status_code != 200:
+            detail = printable(await _head(response, ERROR_BODY_BYTES))
+            raise SpectopError(
+                f"answered HTTP {response.status_code}: {detail[:300]}", "check the URL and the server's log"
+            )
+        async for line in _lines(response.aiter_bytes(), max_bytes):
+            if line.startswith("data:"):
+                events += 1
+                if events > max_events:
+                    raise SpectopError(
+                        f"sent more than {max_events} events for {spec.max_tokens} tokens", NOT_A_SERVER
+                    )
+            streams.feed_line(state, clock(), line, native)
+
+
+async def _lines(chunks: AsyncIterator[bytes], max_bytes: int) -> AsyncIterator[str]:
+    """The text lines of a byte stream (UTF-8, bad bytes replaced); SpectopError past `max_bytes`."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    pending: list[str] = []  # the line so far, in pieces: a long line is not copied per chunk
+    total = 0
+    async for chunk in chunks:
+        total += len(chunk)
+        if total > max_bytes:
+            raise SpectopError(f"sent more than {max_bytes >> 10} KB in one stream", NOT_A_SERVER)
+        first, *rest = decoder.decode(chunk).split("\n")
+        pending.append(first)
+        for piece in rest:
+            yield "".join(pending).rstrip("\r")
+            pending = [piece]
+    last = "".join(pending) + decoder.decode(b"", final=True)
+    if last:
+        yield last.rstrip("\r")
+
+
+async def _head(response: httpx.Response, max_bytes: int) -> str:
+    """The start of a body, at most `max_bytes` of it read."""
+    head = b""
+    async for chunk in response.aiter_bytes():
+        head += chunk
+        if len(head) >= max_bytes:
+            break
+    return head[:max_bytes].decode("utf-8", "replace")
+
+
+def failed_record(
+    base_url: str, spec: RequestSpec, t_send: float, t_done: float, error: str, tag: str
+) -> RequestRecord:
+    """The record of a request that failed before its stream could be read: no tokens, its error."""
+    path, _ = request_body(spec)
+    state = streams.StreamState(error=error)
+    return record_of(state, f"r{next(_request_ids)}", base_url, path, t_send, t_done, [], tag)
 
 
 def record_of(
@@ -129,7 +240,6 @@ def record_of(
 ) -> RequestRecord:
     """The record of one finished stream: the server's counts, its events' latency, the busy samples."""
     drafting = state.draft_n is not None and state.draft_n > 0
-    error = state.error if state.error else (None if state.done else "stream ended early")
     return RequestRecord(
         request_id=request_id,
         server_url=base_url,
@@ -150,7 +260,7 @@ def record_of(
         concurrency_mean=sum(busy_samples) / len(busy_samples) if busy_samples else None,
         concurrency_max=max(busy_samples) if busy_samples else None,
         tag=tag,
-        error=_printable(error),
+        error=_printable(state.error) if state.error else (None if state.done else "stream ended early"),
         tokens_per_event_exact=state.tokens_per_event_exact,
     )
 

@@ -2,7 +2,8 @@
 
 A poll loop feeds a LiveLedger; scrapes read it under a lock (prometheus_client serves them from
 its own thread). Every series carries the server and the meter's method, so an estimate is never
-mistaken for a measurement downstream.
+mistaken for a measurement downstream. A poll that raises is a failed poll (`spectop_up` 0), never
+the end of the loop: an exporter left running must outlive one bad answer.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from prometheus_client.registry import Collector
 from collectors.fmt import printable
 from collectors.live import LiveLedger
 from collectors.meters.sampler import Sampler
+from collectors.servers.answers import error_snapshot
 
 
 class SpectopExporter(Collector):
@@ -44,8 +46,17 @@ class SpectopExporter(Collector):
     async def run(self, interval_s: float, should_stop: Callable[[], bool]) -> None:
         while not should_stop():
             started = time.monotonic()
-            self.update(await self.collector.poll())
+            self.update(await self.poll())
             await asyncio.sleep(max(0.05, interval_s - (time.monotonic() - started)))
+
+    async def poll(self):
+        """The collector's next snapshot; one saying why, when the poll itself failed."""
+        try:
+            return await self.collector.poll()
+        except Exception as exc:  # the loop must outlive anything one answer does
+            return error_snapshot(
+                getattr(self.collector, "url", ""), getattr(self.collector, "backend", "unknown"), exc
+            )
 
     def collect(self) -> Iterator[Metric]:
         with self._lock:

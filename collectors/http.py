@@ -1,16 +1,32 @@
-"""The one way spectop builds an HTTP client for an LLM server.
+"""The one way spectop builds an HTTP client for an LLM server, reads a page, and says what went wrong.
 
 The API key rides in a header to that server and nowhere else; proxy settings from the environment
 are ignored (a local server sent through a corporate proxy fails in confusing ways); timeouts are
 by purpose: a poll must answer quickly, a stream may go quiet for a long prefill.
+
+Pitfalls handled: a server that accepts the connection and never answers is a poll timeout (3 s),
+even on a client made for streams; a page is read at most `PAGE_MAX_BYTES` and `PAGE_MAX_S`, so
+an endless or trickling page cannot grow memory or hold a poll forever; a kept-alive connection
+the server dropped while idle fails the next request on it, so a GET is sent once more (connects
+are retried by the transport); and a failure is told by what happened: "cannot reach" only when
+no connection was made, never of a server that answered late, hung up or sent a broken body.
 """
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 import httpx
+
+from collectors.errors import ServerUnreachable, SpectopError
 
 POLL_TIMEOUT = httpx.Timeout(3.0)
 STREAM_TIMEOUT = httpx.Timeout(10.0, read=300.0)  # read: the longest silence between two stream events
+PAGE_MAX_BYTES = 8 << 20  # a server's /metrics or JSON page; the largest real ones are well under 1 MB
+PAGE_MAX_S = 10.0  # reading one page, all of it: a trickling page is as bad as a silent one
+RETRIED = (httpx.RemoteProtocolError, httpx.ReadError)  # a dropped kept-alive connection shows as these
+NOT_A_SERVER = "is --server an LLM server? spectop reads llama-server, vLLM and SGLang"
 
 
 def auth_headers(api_key: str | None) -> dict[str, str]:
@@ -19,4 +35,105 @@ def auth_headers(api_key: str | None) -> dict[str, str]:
 
 def make_client(api_key: str | None = None, timeout: httpx.Timeout = POLL_TIMEOUT) -> httpx.AsyncClient:
     """An async client for one server; `STREAM_TIMEOUT` for clients that stream completions."""
-    return httpx.AsyncClient(timeout=timeout, headers=auth_headers(api_key), trust_env=False)
+    return httpx.AsyncClient(
+        timeout=timeout,
+        headers=auth_headers(api_key),
+        trust_env=False,
+        transport=httpx.AsyncHTTPTransport(retries=1, trust_env=False),  # one more try to connect
+    )
+
+
+async def get_page(
+    client: httpx.AsyncClient,
+    url: str,
+    params: dict[str, str] | None = None,
+    *,
+    max_bytes: int = PAGE_MAX_BYTES,
+    max_s: float = PAGE_MAX_S,
+) -> httpx.Response:
+    """GET `url` with the poll timeout, its body read whole but bounded; sent once more when the
+    connection was dropped. Raises httpx errors, or SpectopError for a page too long or too slow."""
+    try:
+        return await _bounded_page(client, url, params, max_bytes, max_s)
+    except RETRIED:
+        pass  # a kept-alive connection the server had dropped: once more, on a new connection
+    return await _bounded_page(client, url, params, max_bytes, max_s)
+
+
+async def _bounded_page(
+    client: httpx.AsyncClient, url: str, params: dict[str, str] | None, max_bytes: int, max_s: float
+) -> httpx.Response:
+    try:
+        return await asyncio.wait_for(_read_page(client, url, params, max_bytes), max_s)
+    except asyncio.TimeoutError:
+        raise SpectopError(
+            f"{url} was still sending its page after {max_s:g} s", f"{NOT_A_SERVER}; check its log"
+        ) from None
+
+
+async def _read_page(
+    client: httpx.AsyncClient, url: str, params: dict[str, str] | None, max_bytes: int
+) -> httpx.Response:
+    async with client.stream("GET", url, params=params, timeout=POLL_TIMEOUT) as response:
+        body = bytearray()
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > max_bytes:
+                raise SpectopError(
+                    f"{url} sent a page longer than {max_bytes >> 20} MB", f"{NOT_A_SERVER}; check its log"
+                )
+    # the body is decoded already: the new response must not decode it again
+    headers = {
+        k: v for k, v in response.headers.items() if k.lower() not in ("content-encoding", "content-length")
+    }
+    return httpx.Response(
+        response.status_code, headers=headers, content=bytes(body), request=response.request
+    )
+
+
+def describe(
+    exc: httpx.HTTPError, fix_unreachable: str = "start the server, or pass --server URL"
+) -> SpectopError:
+    """One line for an HTTP failure, by what happened; ServerUnreachable only when nothing connected."""
+    url = _url_of(exc)
+    if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
+        origin = url.split("/", 3)
+        return ServerUnreachable(
+            f"cannot reach {'/'.join(origin[:3])} ({type(exc).__name__})", fix_unreachable
+        )
+    if isinstance(exc, httpx.TimeoutException):
+        seconds = _timeout_s(exc)
+        return SpectopError(
+            f"{url} accepted the connection but did not answer within {seconds}",
+            "is the server stuck or overloaded? check its log",
+        )
+    if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError, httpx.CloseError)):
+        return SpectopError(
+            f"{url} closed the connection before its answer was complete ({type(exc).__name__})",
+            "did the server crash or restart? check its log",
+        )
+    if isinstance(exc, httpx.DecodingError):
+        return SpectopError(f"{url} sent a body that cannot be decoded ({exc})", NOT_A_SERVER)
+    return SpectopError(f"{url}: {type(exc).__name__}: {exc}", NOT_A_SERVER)
+
+
+def _url_of(exc: httpx.HTTPError) -> str:
+    try:
+        request = exc.request
+    except RuntimeError:  # raised without a request (never by a real transport)
+        return "the server"
+    return str(request.url.copy_with(query=None))
+
+
+def _timeout_s(exc: httpx.TimeoutException) -> str:
+    try:
+        timeout: Any = exc.request.extensions.get("timeout", {})
+    except RuntimeError:
+        return "the time allowed"
+    kind = {
+        httpx.ReadTimeout: "read",
+        httpx.WriteTimeout: "write",
+        httpx.PoolTimeout: "pool",
+    }.get(type(exc), "read")
+    seconds = timeout.get(kind)
+    return f"{seconds:g} s" if isinstance(seconds, (int, float)) else "the time allowed"

@@ -3,7 +3,8 @@
 One parser and one `Sample` type for every page spectop reads: server /metrics pages and power
 exporters alike. Pitfalls handled: the parser appends `_total` to counter samples (a name is kept
 as the parser gives it, so callers compare full names); junk text raises ValueError, never a
-half-read page.
+half-read page, whatever the parser tripped on (`NotAMetricsPage`, a SpectopError too, since the
+text comes from a server or an exporter).
 """
 
 from __future__ import annotations
@@ -13,6 +14,12 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from prometheus_client.parser import text_string_to_metric_families
+
+from collectors.errors import SpectopError
+
+
+class NotAMetricsPage(SpectopError, ValueError):
+    """Text that is not a Prometheus metrics page; its message is what the parser found wrong."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,10 +32,16 @@ class Sample:
 
 
 def samples(text: str) -> Iterator[Sample]:
-    """Every sample of a page, in page order. Raises ValueError when the text is not such a page."""
-    for family in text_string_to_metric_families(text):
-        for s in family.samples:
-            yield Sample(s.name, dict(s.labels), float(s.value))
+    """Every sample of a page, in page order. Raises NotAMetricsPage (a ValueError) when the text is
+    not such a page."""
+    try:
+        for family in text_string_to_metric_families(text):
+            for s in family.samples:
+                yield Sample(s.name, dict(s.labels), float(s.value))
+    except NotAMetricsPage:
+        raise
+    except Exception as exc:  # the parser's own errors are not all ValueErrors: junk is junk
+        raise NotAMetricsPage(str(exc) or type(exc).__name__) from exc
 
 
 def parse(text: str) -> dict[str, list[Sample]]:

@@ -6,6 +6,9 @@ them (`steps()`), never from event bursts, which split and merge under load: lla
 `timings` give committed and accepted tokens (steps = T − 1 − A; no `draft_n` means nothing was
 drafted), SGLang's `spec_verify_ct` counts every verify pass, and vLLM's `num_spec_steps` counts
 only steps that drafted, so there too steps = T − 1 − A, never fewer than the drafted steps.
+Server events are untrusted: an event that is not a JSON object, or whose counts or text are of
+another type (`NATIVE_EVENT`, `OPENAI_CHUNK`), is a SpectopError, never a TypeError mid-stream;
+a null count reads as absent, as OpenAI-style servers send `"usage": null` on most chunks.
 """
 
 from __future__ import annotations
@@ -16,7 +19,49 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from collectors import ledger
+from collectors.errors import SpectopError
+from collectors.http import NOT_A_SERVER
 from collectors.latency import ChunkEvent
+from collectors.servers.shapes import INT, NUMBER, TEXT, ListOf, problem_of
+
+# the fields read here and their kinds
+TIMINGS = {
+    "predicted_n": INT,
+    "prompt_n": INT,
+    "cache_n": INT,
+    "draft_n": INT,
+    "draft_n_accepted": INT,
+    "predicted_ms": NUMBER,
+}
+NATIVE_EVENT = {
+    "timings": TIMINGS,
+    "model": TEXT,
+    "stop_type": TEXT,
+    "tokens_predicted": INT,
+    "tokens_evaluated": INT,
+    "content": TEXT,
+}
+_DELTA = {"content": TEXT, "reasoning_content": TEXT}
+OPENAI_CHUNK = {
+    "model": TEXT,
+    "timings": TIMINGS,
+    "usage": {"completion_tokens": INT, "prompt_tokens": INT},
+    "choices": ListOf({"delta": _DELTA, "message": _DELTA, "text": TEXT, "finish_reason": TEXT}),
+    "metrics": {
+        "speculative_decoding": {
+            "num_draft_tokens": INT,
+            "num_accepted_draft_tokens": INT,
+            "num_spec_steps": INT,
+        }
+    },
+    "sglext": {
+        "spec_tokens_details": {
+            "spec_num_proposed_drafts": INT,
+            "spec_num_correct_drafts": INT,
+            "spec_verify_ct": INT,
+        }
+    },
+}
 
 
 @dataclass
@@ -73,19 +118,19 @@ class StreamState:
             self.events.append(ChunkEvent(t_s, n_tokens, step_key))
 
     def take_timings(self, timings: dict[str, Any]) -> None:
-        if "predicted_n" in timings:
+        if timings.get("predicted_n") is not None:
             self.committed_tokens = int(timings["predicted_n"])
             self.spec_reported = True  # llama-server's timings carry draft_n whenever it drafted
-        if "prompt_n" in timings and self.prompt_tokens is None:
-            self.prompt_tokens = int(timings["prompt_n"]) + int(timings.get("cache_n", 0))
-        if "draft_n" in timings:
+        if timings.get("prompt_n") is not None and self.prompt_tokens is None:
+            self.prompt_tokens = int(timings["prompt_n"]) + int(timings.get("cache_n") or 0)
+        if timings.get("draft_n") is not None:
             self.draft_n = int(timings["draft_n"])
-            self.draft_n_accepted = int(timings.get("draft_n_accepted", 0))
+            self.draft_n_accepted = int(timings.get("draft_n_accepted") or 0)
 
 
 def _step_key(timings: dict[str, Any] | None) -> float | None:
     # llama-server stamps every token of one verify step with the same predicted_ms.
-    return float(timings["predicted_ms"]) if timings and "predicted_ms" in timings else None
+    return float(timings["predicted_ms"]) if timings and timings.get("predicted_ms") is not None else None
 
 
 def feed_native(state: StreamState, t_s: float, payload: dict[str, Any]) -> None:
@@ -101,9 +146,9 @@ def feed_native(state: StreamState, t_s: float, payload: dict[str, Any]) -> None
         state.finish_reason = payload.get("stop_type")
         if timings:
             state.take_timings(timings)
-        if "tokens_predicted" in payload:
+        if payload.get("tokens_predicted") is not None:
             state.committed_tokens = int(payload["tokens_predicted"])
-        if "tokens_evaluated" in payload:
+        if payload.get("tokens_evaluated") is not None:
             state.prompt_tokens = int(payload["tokens_evaluated"])
         # a stop-word partial can carry the last text together with stop=true
         state.add_tokens(t_s, payload.get("tokens_predicted"), payload.get("content", ""), _step_key(timings))
@@ -123,9 +168,9 @@ def feed_openai(state: StreamState, t_s: float, payload: dict[str, Any]) -> None
     timings = payload.get("timings")
     usage = payload.get("usage") or {}
     cumulative = None
-    if timings and "predicted_n" in timings:
+    if timings and timings.get("predicted_n") is not None:
         cumulative = int(timings["predicted_n"])
-    elif "completion_tokens" in usage:
+    elif usage.get("completion_tokens") is not None:
         cumulative = int(usage["completion_tokens"])
     text = ""
     for choice in payload.get("choices") or []:
@@ -138,7 +183,7 @@ def feed_openai(state: StreamState, t_s: float, payload: dict[str, Any]) -> None
     state.add_tokens(t_s, cumulative, text, _step_key(timings))
     if timings:
         state.take_timings(timings)
-    if "completion_tokens" in usage:
+    if usage.get("completion_tokens") is not None:
         state.committed_tokens = int(usage["completion_tokens"])
         state.prompt_tokens = usage.get("prompt_tokens", state.prompt_tokens)
     _take_spec_details(state, payload)
@@ -148,15 +193,15 @@ def _take_spec_details(state: StreamState, payload: dict[str, Any]) -> None:
     vllm = ((payload.get("metrics") or {}).get("speculative_decoding")) or None
     if isinstance(vllm, dict):
         state.spec_reported = True
-        state.draft_n = int(vllm.get("num_draft_tokens", 0))
-        state.draft_n_accepted = int(vllm.get("num_accepted_draft_tokens", 0))
-        state.drafted_steps = int(vllm.get("num_spec_steps", 0))
+        state.draft_n = int(vllm.get("num_draft_tokens") or 0)
+        state.draft_n_accepted = int(vllm.get("num_accepted_draft_tokens") or 0)
+        state.drafted_steps = int(vllm.get("num_spec_steps") or 0)
     sglang = ((payload.get("sglext") or {}).get("spec_tokens_details")) or None
     if isinstance(sglang, dict):
         state.spec_reported = True
-        state.draft_n = int(sglang.get("spec_num_proposed_drafts", 0))
-        state.draft_n_accepted = int(sglang.get("spec_num_correct_drafts", 0))
-        state.verify_steps = int(sglang.get("spec_verify_ct", 0))
+        state.draft_n = int(sglang.get("spec_num_proposed_drafts") or 0)
+        state.draft_n_accepted = int(sglang.get("spec_num_correct_drafts") or 0)
+        state.verify_steps = int(sglang.get("spec_verify_ct") or 0)
 
 
 def _error_text(error: Any) -> str:
@@ -166,7 +211,9 @@ def _error_text(error: Any) -> str:
 
 
 def feed_line(state: StreamState, t_s: float, line: str, native: bool) -> None:
-    """Feed one raw SSE line; comments, blank lines and `[DONE]` are handled here."""
+    """Feed one raw SSE line; comments, blank lines and `[DONE]` are handled here. Raises
+    SpectopError ("streamed an event …", the caller names the endpoint) for an event of the
+    wrong shape."""
     line = line.strip()
     if not line.startswith("data:"):
         return
@@ -176,9 +223,14 @@ def feed_line(state: StreamState, t_s: float, line: str, native: bool) -> None:
         return
     try:
         payload = json.loads(data)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deep for the decoder
         state.error = f"server sent a line that is not JSON: {data[:80]!r}"
         return
     if payload is None:
         return
+    if not isinstance(payload, dict):
+        raise SpectopError(f"streamed an event that is not a JSON object: {data[:80]!r}", NOT_A_SERVER)
+    problem = problem_of(payload, NATIVE_EVENT if native else OPENAI_CHUNK)
+    if problem is not None:
+        raise SpectopError(f"streamed an event with {problem}", NOT_A_SERVER)
     (feed_native if native else feed_openai)(state, t_s, payload)

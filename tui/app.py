@@ -2,7 +2,8 @@
 
 The App routes, the DashboardScreen renders: each handler updates `self.state` and calls only the
 screen methods its message affects (a meter read touches the requests table only when it completes
-a request's energy: one the meter had not yet read past).
+a request's energy: one the meter had not yet read past). A poll that raises is a failed poll,
+shown, and polling goes on; were the poller itself to fail, the top bar would not stay at "ok".
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from collectors.fmt import num, pct, printable
 from collectors.http import STREAM_TIMEOUT, make_client
 from collectors.meters import Sampler
 from collectors.servers import default_route
+from collectors.servers.answers import error_snapshot
 from collectors.sweep.events import IdleMeasured, PointDone, SweepEnded
 from collectors.sweep.runner import run_sweep
 from collectors.verdict import void_warning
@@ -90,8 +92,15 @@ class SpectopApp(App[None]):
         while True:
             started = time.monotonic()
             if not self.state.paused:
-                self.post_message(messages.ServerPolled(await self.collector.poll()))
+                try:
+                    snapshot = await self.collector.poll()
+                except Exception as exc:  # one bad answer must not end polling
+                    snapshot = self.failed_poll(exc)
+                self.post_message(messages.ServerPolled(snapshot))
             await asyncio.sleep(max(0.05, self.settings.interval_s - (time.monotonic() - started)))
+
+    def failed_poll(self, exc: Exception):
+        return error_snapshot(self.settings.server_url, getattr(self.collector, "backend", "unknown"), exc)
 
     def read_meter(self) -> None:
         """Hand new sampler readings to the handler; the sampler's own thread does the reading."""
@@ -213,6 +222,8 @@ class SpectopApp(App[None]):
         if event.state == WorkerState.ERROR:
             error = printable(str(event.worker.error), keep_newlines=True)  # may quote the server
             self.notify(error, title=event.worker.group, severity="error", markup=False)
+            if event.worker.group == "poll-server" and isinstance(event.worker.error, Exception):
+                self.post_message(messages.ServerPolled(self.failed_poll(event.worker.error)))
             if event.worker.group == "sweep" and self.screen_stack:
                 self.main.set_sweep_running(False)
                 self.sweep_ended()

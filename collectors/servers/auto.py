@@ -1,17 +1,17 @@
 """A collector that finds out which server answers, and keeps trying while nothing does.
 
 It offers the same contract as a dialect's collector, so the dashboard, exporter and sweep need
-not know whether the dialect is known yet: until it is, busy slots and counters read as None.
+not know whether the dialect is known yet: until it is, busy slots and counters read as None. A
+detection that fails is a snapshot saying why ("unreachable" only when nothing connected).
 """
 
 from __future__ import annotations
-
-import time
 
 import httpx
 
 from collectors.errors import SpectopError
 from collectors.http import make_client
+from collectors.servers.answers import error_snapshot
 from collectors.servers.base import ServerCollector, WindowCounters
 from collectors.servers.registry import detect, open_collector
 from collectors.servers.snapshot import ServerSnapshot
@@ -31,15 +31,7 @@ class AutoCollector:
             try:
                 self.backend = await detect(self.url, self._client)
             except SpectopError as exc:
-                status = "unreachable" if "cannot reach" in exc.what else "error"
-                return ServerSnapshot(
-                    url=self.url,
-                    backend="unknown",
-                    taken_at_s=time.monotonic(),
-                    status=status,
-                    error=exc.what,
-                    fix=exc.fix,
-                )
+                return error_snapshot(self.url, "unknown", exc)
             self._inner = open_collector(self.url, self.backend, client=self._client)
         return await self._inner.poll()
 

@@ -9,19 +9,23 @@ Pitfalls handled: detection asks every dialect in turn, but each endpoint is fet
 that is not JSON reads as None, never an exception; an HTTP problem is told in one line that
 names the fix (401 always means an API key); a window's ratios are ratios of counter deltas,
 and a delta of reads the server printed rounded is kept only when the rounding cannot swamp it.
+Every GET is a bounded page (collectors/http.py); a bad answer (answers.py) makes that poll a
+snapshot with status "error" naming the endpoint, never an exception out of `poll`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, TypedDict
 
 import httpx
 
 from collectors import promtext
-from collectors.http import make_client
+from collectors.errors import ServerUnreachable, SpectopError
+from collectors.http import describe, get_page, make_client
 from collectors.servers import rounding
+from collectors.servers.answers import error_snapshot, parse_metrics
 from collectors.servers.series import as_int
 from collectors.servers.snapshot import ServerSnapshot
 
@@ -146,6 +150,14 @@ def position_deltas(before: tuple[int, ...], after: tuple[int, ...]) -> tuple[in
     return tuple(b - a for a, b in zip(before, after, strict=False))
 
 
+class Failure(TypedDict):
+    """A failed poll's `RawPoll` fields."""
+
+    status: str
+    error: str
+    fix: str
+
+
 class Collector(Protocol):
     """What the dashboard, exporter and sweep use: a dialect's collector, or one that detects first."""
 
@@ -163,29 +175,6 @@ class Collector(Protocol):
     async def aclose(self) -> None: ...
 
 
-def json_body(resp: httpx.Response) -> Any:
-    """The JSON of a 200 answer, else None (also when the body is not JSON)."""
-    try:
-        return resp.json() if resp.status_code == 200 else None
-    except ValueError:
-        return None
-
-
-def json_with(resp: httpx.Response, *keys: str) -> bool:
-    """A 200 answer whose JSON object has any of `keys`."""
-    body = json_body(resp)
-    return isinstance(body, dict) and any(k in body for k in keys)
-
-
-def model_owner(resp: httpx.Response) -> str | None:
-    """`owned_by` of the first model in an OpenAI /v1/models answer."""
-    body = json_body(resp)
-    data = body.get("data") if isinstance(body, dict) else None
-    first = data[0] if isinstance(data, list) and data else None
-    owner = first.get("owned_by") if isinstance(first, dict) else None
-    return owner if isinstance(owner, str) else None
-
-
 class Probe:
     """GETs against one base URL for detection, each path fetched at most once."""
 
@@ -195,9 +184,9 @@ class Probe:
         self._answers: dict[str, httpx.Response] = {}
 
     async def get(self, path: str) -> httpx.Response:
-        """The answer at `path`; transport errors propagate (the caller says the server is unreachable)."""
+        """The answer at `path`; HTTP errors propagate (the caller says what went wrong)."""
         if path not in self._answers:
-            self._answers[path] = await self._client.get(self.url + path)
+            self._answers[path] = await get_page(self._client, self.url + path)
         return self._answers[path]
 
     def refused(self) -> bool:
@@ -241,16 +230,23 @@ class ServerCollector:
             return REFUSED
         return cls.http_hints.get((path, resp.status_code), f"HTTP {resp.status_code}")
 
-    def unreachable(self, exc: Exception) -> tuple[str, str]:
-        """(error, fix) for a poll that could not reach the server."""
-        return f"cannot reach {self.url} ({type(exc).__name__})", f"{self.start_hint}, or pass --server URL"
+    def failed(self, exc: httpx.HTTPError) -> Failure:
+        """The status, error and fix of a poll that failed over HTTP: "unreachable" only when
+        nothing connected; a timeout, a dropped connection or a broken body is an "error"."""
+        problem = describe(exc, f"{self.start_hint}, or pass --server URL")
+        status = "unreachable" if isinstance(problem, ServerUnreachable) else "error"
+        return Failure(status=status, error=problem.what, fix=problem.fix)
+
+    async def get(self, path: str, params: dict[str, str] | None = None) -> httpx.Response:
+        """One bounded GET of `path` (collectors/http.py `get_page`)."""
+        return await get_page(self._client, self.url + path, params)
 
     async def scrape(self) -> dict[str, list[promtext.Sample]] | None:
         """/metrics parsed now; None when unreachable, not HTTP 200, or not a metrics page."""
         try:
-            resp = await self._client.get(self.url + "/metrics")
-            return promtext.parse(resp.text) if resp.status_code == 200 else None
-        except (httpx.TransportError, ValueError):
+            resp = await self.get("/metrics")
+            return parse_metrics(resp.text) if resp.status_code == 200 else None
+        except (httpx.HTTPError, SpectopError, ValueError):
             return None
 
     async def fetch(self) -> RawPoll:
@@ -265,9 +261,14 @@ class ServerCollector:
         self._identity = None
 
     async def poll(self) -> ServerSnapshot:
-        """One snapshot, with window figures against the previous successful poll."""
-        raw = await self.fetch()
-        snapshot = self.derive(self._prev, raw)
+        """One snapshot, with window figures against the previous successful poll; an answer of
+        the wrong shape gives a snapshot with status "error" that names it."""
+        try:
+            raw = await self.fetch()
+            snapshot = self.derive(self._prev, raw)
+        except SpectopError as exc:
+            self.forget()
+            return error_snapshot(self.url, self.backend, exc)
         if raw.status == "ok":
             self._prev = raw
         if raw.status != "ok" or snapshot.restarted:

@@ -10,7 +10,8 @@ read again after /slots and a disagreement marks the count uncertain; doubles ar
 6 significant digits, so counters past 10⁶ are rounded (rounding.py); `n_busy_slots_per_decode`
 is a cumulative average, so the window's value is re-derived from two scrapes; `/props` always
 says `speculative.types: none`, so drafting is read from `/slots`; /metrics (501 without
---metrics) and /slots (501 with --no-slots) may be off, and each says how to turn it on.
+--metrics) and /slots (501 with --no-slots) may be off, and each says how to turn it on. /props
+and /slots are checked against the shapes read here (`PROPS`, `SLOTS`) before anything reads them.
 """
 
 from __future__ import annotations
@@ -23,14 +24,15 @@ from typing import Any
 import httpx
 
 from collectors import ledger, promtext
+from collectors.errors import SpectopError
 from collectors.servers import rounding
+from collectors.servers.answers import json_with, read_metrics
 from collectors.servers.base import (
     Probe,
     ServerCollector,
     WindowCounters,
     WindowDelta,
     brackets_window,
-    json_with,
     per_second,
     poll_fields,
     position_deltas,
@@ -40,7 +42,8 @@ from collectors.servers.base import (
     RawPoll as BaseRawPoll,
 )
 from collectors.servers.llamacpp_slots import SlotState, finished_requests, generated_tokens, slot_states
-from collectors.servers.series import as_int
+from collectors.servers.series import as_int, position_of
+from collectors.servers.shapes import INT, TEXT, ListOf, OneOf, Required, json_of
 from collectors.servers.snapshot import ServerSnapshot
 
 BACKEND = "llama.cpp"
@@ -51,6 +54,24 @@ _AT_FINISH = (
     "tokens_predicted_seconds_total",
     "spec_decode_num_draft_tokens_total",
     "spec_decode_num_accepted_tokens_total",
+)
+# the fields read here and their kinds; a server that sends another kind is not llama-server
+PROPS = {
+    "model_alias": TEXT,
+    "model_path": TEXT,
+    "build_info": TEXT,
+    "total_slots": INT,
+    "default_generation_settings": {"n_ctx": INT},
+}
+_DECODED = {"n_decoded": INT}
+SLOTS = ListOf(
+    {
+        "id": Required(INT),
+        "id_task": INT,
+        "n_ctx": INT,
+        "params": {"speculative.types": TEXT},
+        "next_token": OneOf((ListOf(_DECODED), _DECODED)),  # older builds sent one object
+    }
 )
 
 
@@ -70,8 +91,8 @@ class RawPoll(BaseRawPoll):
 
     def per_position(self) -> tuple[int, ...]:
         rows = (self.metrics or {}).get(_PER_POSITION, [])
-        ordered = sorted(rows, key=lambda s: int(s.labels.get("position", 0)))
-        return tuple(int(s.value) for s in ordered)
+        ordered = sorted((p, s.value) for s in rows if (p := position_of(s.labels)) is not None)
+        return tuple(int(value) for _, value in ordered)
 
     def slot_states(self) -> dict[int, SlotState] | None:
         return slot_states(self.slots) if self.slots is not None else None
@@ -214,36 +235,38 @@ class LlamaCppCollector(ServerCollector):
         """One raw poll of all four endpoints, concurrently, then /metrics once more (see
         `reads_agree`). Never raises for HTTP trouble."""
         t_s = time.monotonic()
-        get = self._client.get
+        get = self.get
         try:
             health, props, slots, metrics = await asyncio.gather(
-                get(self.url + "/health"),
-                get(self.url + "/props"),
-                get(self.url + "/slots"),
-                get(self.url + "/metrics"),
+                get("/health"), get("/props"), get("/slots"), get("/metrics")
             )
-            again = await get(self.url + "/metrics") if metrics.status_code == 200 else metrics
-        except httpx.TransportError as exc:
-            error, fix = self.unreachable(exc)
-            return RawPoll(t_s, status="unreachable", error=error, fix=fix)
+            again = await get("/metrics") if metrics.status_code == 200 else metrics
+        except httpx.HTTPError as exc:
+            return RawPoll(t_s, **self.failed(exc))
         raw = RawPoll(t_s)
         if health.status_code == 503:
             raw.status, raw.error = "loading", "the server is loading its model"
         elif health.status_code != 200:
             raw.status, raw.error = "error", f"/health answered HTTP {health.status_code}"
         if props.status_code == 200:
-            raw.props = props.json()
+            raw.props = json_of(props, "/props", PROPS)
         if slots.status_code == 200:
-            raw.slots = slots.json()
+            raw.slots = json_of(slots, "/slots", SLOTS)
         else:
             raw.slots_status = self.http_problem(slots, "/slots")
         if metrics.status_code == 200:
-            raw.metrics = promtext.parse(again.text if again.status_code == 200 else metrics.text)
+            first, raw.metrics_status = read_metrics(metrics)
+            raw.metrics = first
+            if again.status_code == 200:
+                raw.metrics, raw.metrics_status = read_metrics(again)
             raw.process_start = metrics.headers.get("Process-Start-Time-Unix")
             # a request that finished between the two reads may be done in one and not the other
-            raw.reads_agree = again.status_code == 200 and finished_counts(
-                promtext.parse(metrics.text)
-            ) == finished_counts(raw.metrics)
+            raw.reads_agree = (
+                again.status_code == 200
+                and first is not None
+                and raw.metrics is not None
+                and finished_counts(first) == finished_counts(raw.metrics)
+            )
         else:
             raw.metrics_status = self.http_problem(metrics, "/metrics")
         return raw
@@ -252,14 +275,14 @@ class LlamaCppCollector(ServerCollector):
         return derive(prev, raw, self.url)
 
     async def busy_slots(self) -> int | None:
-        """Busy slots right now, for sampling a request's concurrency; None when /slots is off."""
+        """Busy slots right now, for sampling a request's concurrency; None when /slots is off or
+        answers badly (the poll says why)."""
         try:
-            resp = await self._client.get(self.url + "/slots")
-        except httpx.TransportError:
+            resp = await self.get("/slots")
+            slots = json_of(resp, "/slots", SLOTS) if resp.status_code == 200 else None
+        except (httpx.HTTPError, SpectopError):
             return None
-        if resp.status_code != 200:
-            return None
-        return sum(bool(s.get("is_processing")) for s in resp.json())
+        return None if slots is None else sum(bool(s.get("is_processing")) for s in slots)
 
     async def window_counters(self) -> WindowCounters | None:
         """/metrics' counters now; None when /metrics is off or unreachable."""

@@ -33,7 +33,7 @@ def slot_states(slots: Sequence[Mapping[str, Any]] | None) -> dict[int, SlotStat
         states[int(slot["id"])] = SlotState(
             slot_id=int(slot["id"]),
             task_id=slot.get("id_task"),
-            n_decoded=int(next_token[0].get("n_decoded", 0)),
+            n_decoded=int(next_token[0].get("n_decoded") or 0),
             busy=bool(slot.get("is_processing")),
         )
     return states

@@ -2,16 +2,18 @@
 
 Adding a dialect is one module (a `ServerCollector` subclass) and one line in `DIALECTS`.
 Pitfalls handled: the order matters (llama-server's /props first: it is unambiguous; SGLang
-before vLLM, whose evidence is the weaker /v1/models and /metrics); an unreachable server, a
-server that wants an API key and a server that is none of these each get their own one-line
-error with the fix.
+before vLLM, whose evidence is the weaker /v1/models and /metrics); an unreachable server, one
+that connects but does not answer in time or hangs up, a server that wants an API key and a
+server that is none of these each get their own one-line error with the fix ("cannot reach" only
+when nothing connected).
 """
 
 from __future__ import annotations
 
 import httpx
 
-from collectors.errors import ServerUnreachable, SpectopError
+from collectors.errors import SpectopError
+from collectors.http import describe
 from collectors.servers.base import Probe, ServerCollector
 from collectors.servers.llamacpp import LlamaCppCollector
 from collectors.servers.sglang import SglangCollector
@@ -69,11 +71,8 @@ async def detect(url: str, client: httpx.AsyncClient) -> str:
         for candidate in DIALECTS:
             if await candidate.answers(probe):
                 return candidate.backend
-    except httpx.TransportError as exc:
-        raise ServerUnreachable(
-            f"cannot reach {url} ({type(exc).__name__})",
-            "start the server, or pass --server with the right host and port",
-        ) from exc
+    except httpx.HTTPError as exc:
+        raise describe(exc, "start the server, or pass --server with the right host and port") from exc
     if probe.refused():
         raise SpectopError(f"{url} needs an API key", "pass --api-key or set SPECTOP_API_KEY")
     raise SpectopError(

@@ -3,11 +3,13 @@
 Counters are compared one full label set at a time (docs/servers.md): a window's
 delta is the sum of each series' growth, a series new since the last scrape counts from zero,
 and any series that went down means the server restarted. `*_created` samples have their own
-names, so they never enter a sum.
+names, so they never enter a sum. A draft `position` label that is not a whole number and a
+value that is not finite read as unknown, never as an exception.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 
 from collectors.promtext import Sample
@@ -113,5 +115,12 @@ def label_value(samples: Samples | None, prefix: str, label: str) -> str | None:
     return None
 
 
+def position_of(labels: Mapping[str, str]) -> int | None:
+    """A sample's draft `position` label (0 when it has none); None when it is not a whole number."""
+    text = labels.get("position", "0")
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
 def as_int(value: float | None) -> int | None:
-    return None if value is None else int(round(value))
+    """The nearest whole number; None for None, NaN, infinities and values no counter reaches."""
+    return None if value is None or not math.isfinite(value) or abs(value) >= 2**63 else int(round(value))

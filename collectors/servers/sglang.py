@@ -22,16 +22,14 @@ from typing import Any
 
 import httpx
 
-from collectors import promtext
+from collectors.errors import SpectopError
 from collectors.servers import series, sglang_json
+from collectors.servers.answers import json_body, json_with, model_owner, read_metrics
 from collectors.servers.base import (
     Probe,
     ServerCollector,
     WindowCounters,
     brackets_window,
-    json_body,
-    json_with,
-    model_owner,
     per_second,
     poll_fields,
 )
@@ -39,6 +37,7 @@ from collectors.servers.base import (
     RawPoll as BaseRawPoll,
 )
 from collectors.servers.sglang_snapshot import SglangSnapshot
+from collectors.servers.shapes import member, objects
 from collectors.servers.snapshot import ServerSnapshot
 
 BACKEND = "sglang"
@@ -94,7 +93,7 @@ def drafting(raw: RawPoll) -> bool | None:
     """The speculative algorithm in /server_info, else any sign of spec activity."""
     if raw.info is not None and "speculative_algorithm" in raw.info:
         return bool(raw.info["speculative_algorithm"])
-    if any(load.get("speculative") for load in raw.loads or []):  # a section only spec servers fill
+    if any(sglang_json.spec_section(load) for load in raw.loads or []):  # a section only spec servers fill
         return True
     if (series.total(raw.metrics, VERIFY_CALLS) or 0) > 0 or (
         weighted_gauge(raw, "sglang:spec_accept_length") or 0
@@ -207,7 +206,7 @@ class SglangCollector(ServerCollector):
 
     async def _server_info(self) -> dict[str, Any] | None:
         for path in ("/server_info", "/get_server_info"):  # the second is the pre-0.5.9 name
-            body = json_body(await self._client.get(self.url + path))
+            body = json_body(await self.get(path))
             if isinstance(body, dict):
                 return body
         return None
@@ -215,33 +214,28 @@ class SglangCollector(ServerCollector):
     async def fetch(self) -> RawPoll:
         """One raw poll; /server_info is read on the first poll and after a restart."""
         t_s = time.monotonic()
-        get = self._client.get
+        get = self.get
         try:
-            health, loads, metrics = await asyncio.gather(
-                get(self.url + "/health"), get(self.url + "/v1/loads"), get(self.url + "/metrics")
-            )
+            health, loads, metrics = await asyncio.gather(get("/health"), get("/v1/loads"), get("/metrics"))
             if self._identity is None:
                 self._identity = await self._server_info()
-        except httpx.TransportError as exc:
-            error, fix = self.unreachable(exc)
-            return RawPoll(t_s, status="unreachable", error=error, fix=fix)
+        except httpx.HTTPError as exc:
+            return RawPoll(t_s, **self.failed(exc))
         raw = RawPoll(t_s, info=self._identity)
         if health.status_code == 503:
             raw.status, raw.error = "loading", "the server is not ready yet (/health answered 503)"
         elif health.status_code != 200:
             raw.status, raw.error = "error", f"/health answered HTTP {health.status_code}"
         body = json_body(loads)
-        raw.loads = (
-            [x for x in body.get("loads") or [] if isinstance(x, dict)] if isinstance(body, dict) else None
-        )
+        ranks = (body.get("loads") or []) if isinstance(body, dict) else None
+        raw.loads = objects(ranks) if isinstance(ranks, list) else None
         raw.loads_status = "ok" if raw.loads is not None else self.http_problem(loads, "/v1/loads")
+        if loads.status_code == 200 and raw.loads is None:
+            raw.loads_status = "unreadable: not a list of `loads`"
         if metrics.status_code != 200:
             raw.metrics_status = self.http_problem(metrics, "/metrics")
         else:
-            try:
-                raw.metrics = promtext.parse(metrics.text)
-            except ValueError as exc:
-                raw.metrics_status = f"unreadable: {exc}"
+            raw.metrics, raw.metrics_status = read_metrics(metrics)
         return raw
 
     def derive(self, prev: RawPoll | None, raw: RawPoll) -> ServerSnapshot:
@@ -250,13 +244,12 @@ class SglangCollector(ServerCollector):
     async def busy_slots(self) -> int | None:
         """Requests running right now, from /v1/loads (live), else /metrics; None when neither says."""
         try:
-            loads = await self._client.get(self.url + "/v1/loads", params={"include": "core"})
-        except httpx.TransportError:
+            loads = await self.get("/v1/loads", params={"include": "core"})
+        except (httpx.HTTPError, SpectopError):
             return None
-        body = json_body(loads)
-        if isinstance(body, dict) and isinstance(body.get("loads"), list):
-            ranks = [x for x in body["loads"] if isinstance(x, dict)]
-            return series.as_int(sglang_json.loads_total(ranks, "num_running_reqs")) or 0
+        ranks = member(json_body(loads), "loads")
+        if isinstance(ranks, list):
+            return series.as_int(sglang_json.loads_total(objects(ranks), "num_running_reqs")) or 0
         raw = RawPoll(0.0, metrics=await self.scrape())
         return series.as_int(raw.scheduler_total("sglang:num_running_reqs"))
 

@@ -9,17 +9,26 @@ from __future__ import annotations
 
 from typing import Any, TypeGuard
 
+from collectors.servers.series import as_int
+from collectors.servers.shapes import INT, NUMBER, member, objects
+
 Info = dict[str, Any] | None
 Loads = list[dict[str, Any]] | None
 
 
 def _number(value: Any) -> TypeGuard[float]:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return NUMBER.test(value)  # finite, and no bool
 
 
 def int_field(info: Info, key: str) -> int | None:
     value = (info or {}).get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return value if INT.test(value) else None
+
+
+def spec_section(load: dict[str, Any]) -> dict[str, Any]:
+    """A /v1/loads rank's `speculative` object ({} when absent or not an object)."""
+    section = load.get("speculative")
+    return section if isinstance(section, dict) else {}
 
 
 def str_field(info: Info, *keys: str) -> str | None:
@@ -35,9 +44,7 @@ def loads_total(loads: Loads, key: str) -> float | None:
 
 def loads_spec(loads: Loads, key: str) -> float | None:
     """`speculative.<key>` over DP ranks, weighted by running requests; zeros mean "not measured"."""
-    pairs = [
-        ((load.get("speculative") or {}).get(key), load.get("num_running_reqs") or 0) for load in loads or []
-    ]
+    pairs = [(spec_section(load).get(key), load.get("num_running_reqs") or 0) for load in loads or []]
     rows = [(v, w if _number(w) else 0) for v, w in pairs if _number(v) and v > 0]
     if not rows:
         return None
@@ -50,7 +57,7 @@ def lifetime_accept_length(loads: Loads, info: Info) -> float | None:
     from_loads = loads_spec(loads, "accept_length")
     if from_loads is not None:
         return from_loads
-    states = [s for s in (info or {}).get("internal_states") or [] if isinstance(s, dict)]
+    states = objects(member(info, "internal_states"))
     values = [s["avg_spec_accept_length"] for s in states if _number(s.get("avg_spec_accept_length"))]
     return sum(values) / len(values) if values else None
 
@@ -75,13 +82,11 @@ def slots_total(loads: Loads, info: Info) -> int | None:
     """Most requests that can run at once: /v1/loads, else internal_states, else the server arg."""
     from_loads = loads_total(loads, "max_running_requests")
     if from_loads:
-        return int(from_loads)
+        return as_int(from_loads)
     per_dp = [
-        s.get("effective_max_running_requests_per_dp")
-        for s in (info or {}).get("internal_states") or []
-        if isinstance(s, dict)
+        s.get("effective_max_running_requests_per_dp") for s in objects(member(info, "internal_states"))
     ]
-    counts = [v for v in per_dp if isinstance(v, int)]
+    counts = [v for v in per_dp if isinstance(v, int) and INT.test(v)]
     if per_dp and len(counts) == len(per_dp):
         return sum(counts)
     return int_field(info, "max_running_requests")

@@ -18,20 +18,19 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
-from collectors import promtext
 from collectors.servers import series
+from collectors.servers.answers import json_body, model_owner, read_metrics
 from collectors.servers.base import (
     Probe,
     ServerCollector,
     WindowCounters,
     brackets_window,
-    json_body,
-    model_owner,
     per_second,
     poll_fields,
     position_deltas,
@@ -39,6 +38,7 @@ from collectors.servers.base import (
 from collectors.servers.base import (
     RawPoll as BaseRawPoll,
 )
+from collectors.servers.shapes import INT, member
 from collectors.servers.snapshot import ServerSnapshot
 
 BACKEND = "vllm"
@@ -83,12 +83,17 @@ class RawPoll(BaseRawPoll):
         return next((n for n in STEP_LATENCY if self.metrics and n in self.metrics), None)
 
     def per_position(self) -> tuple[int, ...]:
-        rows = series.by_label(self.metrics, PER_POSITION, "position")
-        return tuple(int(round(rows[p])) for p in sorted(rows, key=int))
+        rows = series.by_label(self.metrics, PER_POSITION, "position", keep=_has_position)
+        counts = [series.as_int(rows[p]) for p in sorted(rows, key=int)]
+        return tuple(c for c in counts if c is not None)
 
     def spec_config(self) -> dict[str, Any] | None:
         spec = (self.config or {}).get("speculative_config")
         return spec if isinstance(spec, dict) else None
+
+
+def _has_position(labels: Mapping[str, str]) -> bool:
+    return series.position_of(labels) is not None and "position" in labels
 
 
 def drafting(raw: RawPoll) -> bool | None:
@@ -130,13 +135,13 @@ def _max_model_len(raw: RawPoll) -> int | None:
     first = (raw.models or [{}])[0]
     value = first.get("max_model_len") if isinstance(first, dict) else None
     if value is None:
-        value = ((raw.config or {}).get("model_config") or {}).get("max_model_len")
-    return value if isinstance(value, int) else None
+        value = member(raw.config, "model_config", "max_model_len")
+    return value if INT.test(value) else None
 
 
 def _max_num_seqs(raw: RawPoll) -> int | None:
-    value = ((raw.config or {}).get("scheduler_config") or {}).get("max_num_seqs")
-    return value if isinstance(value, int) else None
+    value = member(raw.config, "scheduler_config", "max_num_seqs")
+    return value if INT.test(value) else None
 
 
 def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
@@ -246,23 +251,20 @@ class VllmCollector(ServerCollector):
     async def fetch(self) -> RawPoll:
         """One raw poll; the identity endpoints are read on the first poll and after a restart."""
         t_s = time.monotonic()
-        get = self._client.get
+        get = self.get
         try:
-            health, metrics = await asyncio.gather(get(self.url + "/health"), get(self.url + "/metrics"))
+            health, metrics = await asyncio.gather(get("/health"), get("/metrics"))
             if self._identity is None:
                 version, models, info = await asyncio.gather(
-                    get(self.url + "/version"),
-                    get(self.url + "/v1/models"),
-                    get(self.url + "/server_info", params={"config_format": "json"}),
+                    get("/version"), get("/v1/models"), get("/server_info", params={"config_format": "json"})
                 )
                 self._identity = dict(
-                    version=(json_body(version) or {}).get("version"),
-                    models=(json_body(models) or {}).get("data"),
-                    config=(json_body(info) or {}).get("vllm_config"),
+                    version=member(json_body(version), "version"),
+                    models=member(json_body(models), "data"),
+                    config=member(json_body(info), "vllm_config"),
                 )
-        except httpx.TransportError as exc:
-            error, fix = self.unreachable(exc)
-            return RawPoll(t_s, status="unreachable", error=error, fix=fix)
+        except httpx.HTTPError as exc:
+            return RawPoll(t_s, **self.failed(exc))
         raw = RawPoll(t_s)
         identity = self._identity
         raw.version = identity["version"] if isinstance(identity["version"], str) else None
@@ -276,10 +278,8 @@ class VllmCollector(ServerCollector):
         if metrics.status_code != 200:
             raw.metrics_status = self.http_problem(metrics, "/metrics")
             return raw
-        try:
-            raw.metrics = promtext.parse(metrics.text)
-        except ValueError as exc:
-            raw.metrics_status = f"unreadable: {exc}"
+        raw.metrics, raw.metrics_status = read_metrics(metrics)
+        if raw.metrics is None:
             return raw
         if not any(n.startswith(PREFIX) for n in raw.metrics):
             raw.metrics_status = STATS_OFF

@@ -7,7 +7,10 @@ Drafted, accepted and steps (every step) come from the requests' own counts when
 them, else from its counters around the window (vLLM without per-request metrics), else they are
 unknown (None) and G is read from stream bursts (`steps_exact` False), never 0 drafted or G 1.00
 from missing data; counters the server printed rounded are marked (`counters_rounded`) and the
-token comparison allows for them (`server_tokens_tolerance`).
+token comparison allows for them (`server_tokens_tolerance`). A request that fails (a bad answer,
+a broken or endless stream) is kept as a record with its error, so the point is flagged
+`request-errors` rather than measured as if fewer requests had been sent; only a point whose
+every request failed raises.
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ import httpx
 import numpy as np
 
 from collectors import latency, ledger
-from collectors.client import RequestSpec, sample_busy, stream_request
+from collectors.client import RequestSpec, failed_record, sample_busy, stream_request
+from collectors.errors import SpectopError
+from collectors.http import describe
 from collectors.meters.base import MeterReading
 from collectors.meters.sampler import WindowEnergy
 from collectors.request_record import RequestRecord
@@ -71,7 +76,9 @@ async def measure(
     sampler = asyncio.create_task(sample_busy(collector.busy_slots, busy, 0.05)) if collector else None
     mark0 = await asyncio.to_thread(mark) if mark else None
     t0 = time.monotonic()
-    tasks = [asyncio.create_task(stream_request(client, url, s, tag=tag)) for s in specs]
+    tasks = [
+        asyncio.create_task(stream_request(client, url, s, tag=tag, concurrent=len(specs))) for s in specs
+    ]
     cancelled = False
     while not all(t.done() for t in tasks):
         await asyncio.wait(tasks, timeout=0.2)
@@ -84,16 +91,21 @@ async def measure(
     if sampler:
         sampler.cancel()
     records: list[RequestRecord] = []
-    errors: list[BaseException] = []
-    for t in tasks:
+    errors: list[SpectopError] = []
+    for spec, t in zip(specs, tasks):
         if t.cancelled():
             continue
         error = t.exception()
-        if error is not None:
-            errors.append(error)
-        else:
+        if error is None:
             records.append(t.result())
-    if errors and not records:
+            continue
+        if isinstance(error, httpx.HTTPError):
+            error = describe(error)
+        if not isinstance(error, SpectopError):
+            raise error
+        errors.append(error)
+        records.append(failed_record(url, spec, t0, time.monotonic(), str(error), tag))
+    if errors and len(errors) == len(records):
         raise errors[0]
     t1 = max((r.t_done_s for r in records), default=time.monotonic())
     mark1 = await asyncio.to_thread(mark) if mark and not cancelled else None

@@ -2,14 +2,16 @@
 
 Pitfalls handled: an idle window the meter did not cover, or one too short for its update period,
 is flagged and gives no baseline (net figures are left out rather than built on it); a point's
-energy that the meter did not cover stays a lower bound and never becomes W or mJ/token.
+energy that the meter did not cover stays a lower bound and never becomes W or mJ/token; whatever
+ends a sweep early (a point that failed twice, points.py; a bad answer; a bug), the points
+measured get their summary and the error is told, never raised.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -19,15 +21,13 @@ import httpx
 from collectors import latency
 from collectors.client import RequestSpec
 from collectors.errors import SpectopError
-from collectors.http import STREAM_TIMEOUT, make_client
+from collectors.http import STREAM_TIMEOUT, describe, make_client
 from collectors.meters.sampler import Sampler
 from collectors.servers import default_route, detect, open_collector
 from collectors.sweep import checks, measure
 from collectors.sweep.arms import ArmPool, ArmSpec
 from collectors.sweep.events import (
     IdleMeasured,
-    PointDone,
-    PointProgressed,
     PointsAdded,
     SweepEnded,
     SweepEvent,
@@ -35,6 +35,7 @@ from collectors.sweep.events import (
 )
 from collectors.sweep.measure import energy_fields
 from collectors.sweep.plan import PointKey, SweepPlan
+from collectors.sweep.points import run_points
 from collectors.sweep.rule import upward_exits
 from collectors.sweep.store import POINT_SCHEMA, RunStore, machine, new_run_dir
 from collectors.sweep.summary import summarize
@@ -72,6 +73,8 @@ class _Sweep:
         async with _client(self.api_key) as client:
             backend = await detect(url, client)
             snap = await open_collector(url, backend, client=client).poll()
+            if snap.status in ("error", "unreachable"):
+                raise SpectopError(f"the {arm} server at {url}: {snap.error}", snap.fix or "")
             return {
                 "url": url,
                 "backend": backend,
@@ -113,7 +116,7 @@ class _Sweep:
             for i in range(batch)
         ]
 
-    async def _run_point(self, url: str, key: PointKey, warm: bool) -> measure.Window:
+    async def run_point(self, url: str, key: PointKey, warm: bool) -> measure.Window:
         backend = self.identity[key.arm]["backend"]
         async with _client(self.api_key) as client:
             if warm:
@@ -237,27 +240,6 @@ def refinement(plan: SweepPlan, rows: list[dict[str, Any]]) -> list[PointKey]:
     ]
 
 
-def _run_points(sweep: _Sweep, keys: list[PointKey], first_index: int) -> Generator[SweepEvent, None, bool]:
-    """Measure `keys` in order; returns True when the sweep was stopped."""
-    for index, key in enumerate(keys, start=first_index):
-        if sweep.should_stop():
-            return True
-        if sweep.pool.arms[key.arm].launched:
-            yield PointProgressed(index, key, "starting server")
-        url = sweep.ready(key)
-        yield PointProgressed(index, key, "warm-up")
-        asyncio.run(sweep._run_point(url, key, warm=True))
-        yield PointProgressed(index, key, "running")
-        window = asyncio.run(sweep._run_point(url, key, warm=False))
-        if window.cancelled:
-            return True
-        row = sweep.point_row(index, key, window)
-        sweep.store.append_point(row)
-        sweep.rows.append(row)
-        yield PointDone(index, key, row, tuple(window.records))
-    return False
-
-
 def run_sweep(
     plan: SweepPlan,
     arms: tuple[ArmSpec, ArmSpec],
@@ -279,17 +261,19 @@ def run_sweep(
         started = time.monotonic()
         sweep.idle_w, sweep.idle_flag = sweep.measure_idle()
         yield IdleMeasured(sweep.idle_w, time.monotonic() - started, sweep.idle_flag)
-        cancelled = yield from _run_points(sweep, schedule, 0)
+        cancelled = yield from run_points(sweep, schedule, 0)
         extra = [] if cancelled else refinement(plan, sweep.rows)
         if extra:
             yield PointsAdded(len(schedule), tuple(extra))
             schedule += extra
-            cancelled = yield from _run_points(sweep, extra, len(schedule) - len(extra))
+            cancelled = yield from run_points(sweep, extra, len(schedule) - len(extra))
     except KeyboardInterrupt:
         cancelled, error = True, "interrupted"
     except SpectopError as exc:
         error = str(exc)
     except httpx.HTTPError as exc:
+        error = str(describe(exc))
+    except Exception as exc:  # a bug or an answer nothing expected: the measured points still get a summary
         error = f"{type(exc).__name__}: {exc}"
     summary = sweep.finish(len(schedule))
     yield SweepEnded(run_dir, summary, cancelled, error)

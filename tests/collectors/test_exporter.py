@@ -125,3 +125,35 @@ def test_export_refuses_a_bad_listen_address(capsys):
 
     assert main(["export", "--server", "http://127.0.0.1:9", "--meter", "none", "--listen", "nowhere"]) == 2
     assert "--listen must be HOST:PORT" in capsys.readouterr().err
+
+
+class _FailingOnce:
+    """A collector whose second poll raises (an answer nothing expected), the others answer."""
+
+    url, backend = "http://127.0.0.1:8080", "llama.cpp"
+
+    def __init__(self) -> None:
+        self.polls = 0
+
+    async def poll(self) -> ServerSnapshot:
+        self.polls += 1
+        if self.polls == 2:
+            raise TypeError("'int' object is not iterable")
+        return ServerSnapshot(url=self.url, backend=self.backend, taken_at_s=time.monotonic(), status="ok")
+
+
+async def test_the_poll_loop_outlives_a_poll_that_raises():
+    collector = _FailingOnce()
+    exporter = SpectopExporter(collector, None)
+    seen: list[ServerSnapshot] = []
+    update = exporter.update
+
+    def recording(snapshot: ServerSnapshot) -> None:
+        seen.append(snapshot)
+        update(snapshot)
+
+    exporter.update = recording  # type: ignore[method-assign]
+    await exporter.run(0.0, should_stop=lambda: collector.polls >= 3)
+    assert [s.status for s in seen] == ["ok", "error", "ok"]
+    assert seen[1].error == "TypeError: 'int' object is not iterable"
+    assert seen[1].url == collector.url

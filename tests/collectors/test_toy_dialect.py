@@ -15,13 +15,13 @@ import pytest
 from collectors.client import RequestSpec
 from collectors.errors import SpectopError
 from collectors.servers import ServerSnapshot, default_route, detect, open_collector, registry
+from collectors.servers.answers import json_body
 from collectors.servers.auto import AutoCollector
 from collectors.servers.base import (
     Probe,
     RawPoll,
     ServerCollector,
     WindowCounters,
-    json_body,
     poll_fields,
     window_delta,
 )

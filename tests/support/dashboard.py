@@ -1,5 +1,5 @@
 """What the dashboard tests share: a collector that replays snapshots, a sampler that holds
-readings, and the text a widget shows on screen."""
+readings, the text a widget shows on screen, and waiting for the app."""
 
 from __future__ import annotations
 
@@ -47,3 +47,13 @@ class FakeSampler:
 def text_of(widget) -> str:
     """What a widget shows on screen, line by line."""
     return "\n".join(widget.render_line(y).text for y in range(widget.size.height))
+
+
+async def wait_until(pilot, condition, timeout_s: float = 60.0) -> None:
+    """Let the app run until `condition()` holds (workers post messages; the poller never ends)."""
+    for _ in range(int(timeout_s / 0.02)):
+        if condition():
+            await pilot.pause()  # and let the screen catch up with what made it true
+            return
+        await pilot.pause(0.02)
+    raise AssertionError("timed out waiting for the app")

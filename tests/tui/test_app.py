@@ -14,7 +14,7 @@ from collectors.sweep.events import PointDone, SweepEnded
 from collectors.sweep.plan import SweepPlan
 from collectors.sweep.store import load_run
 from tests.support import synthetic
-from tests.support.dashboard import FakeCollector, FakeSampler, text_of
+from tests.support.dashboard import FakeCollector, FakeSampler, text_of, wait_until
 from tui import messages
 from tui.app import SpectopApp
 from tui.config import Settings
@@ -23,16 +23,6 @@ from tui.widgets.requests_table import RequestsTable
 from tui.widgets.source_bar import SourceBar
 from tui.widgets.sweep_dialog import SweepDialog
 from tui.widgets.sweep_panel import SweepPanel
-
-
-async def wait_until(pilot, condition, timeout_s: float = 60.0) -> None:
-    """Let the app run until `condition()` holds (workers post messages; the poller never ends)."""
-    for _ in range(int(timeout_s / 0.02)):
-        if condition():
-            await pilot.pause()  # and let the screen catch up with what made it true
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("timed out waiting for the app")
 
 
 async def wait_for_group(pilot, group: str) -> None:

@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from collectors import json_forms
-from collectors.errors import ServerUnreachable
+from collectors.errors import ServerUnreachable, SpectopError
 from collectors.fmt import MISSING, num, pct
 from collectors.http import make_client
 from collectors.meters import sampling
@@ -47,8 +47,10 @@ async def take(url: str, key: str | None, window_s: float) -> ServerSnapshot:
             snap = await collector.poll()
     finally:
         await client.aclose()
-    if snap.status == "unreachable":
-        raise ServerUnreachable(snap.error or url, snap.fix or "")
+    if snap.status in ("unreachable", "error"):  # nothing to show but why: one line, exit 2
+        raise (ServerUnreachable if snap.status == "unreachable" else SpectopError)(
+            snap.error or url, snap.fix or ""
+        )
     return snap
 
 
