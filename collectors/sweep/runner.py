@@ -161,12 +161,7 @@ class _Sweep:
             temperature=self.plan.temperature,
         )
         method = self.meter["method"] if self.meter else "none"
-        row["flags"] = (
-            checks.point_flags(row, self.plan.max_tokens, method)
-            if self.meter
-            else checks.point_flags(row, self.plan.max_tokens, method)
-            + [checks.flag("no-meter", "no power meter: energy not measured")]
-        )
+        row["flags"] = checks.point_flags(row, self.plan.max_tokens, method, energy)
         self._cross_checks(row, key)
         return row
 
