@@ -206,14 +206,18 @@ class _Sweep:
             "servers": self.identity,
         }
 
-    def finish(self, planned: int) -> dict[str, Any]:
+    def finish(self, planned: int) -> tuple[dict[str, Any], str | None]:
+        """The summary of every completed point, and why its files could not be written (a full disk)."""
         self.pool.stop_all()
-        self.store.write_meta(self.meta(planned))
         summary = summarize(
             self.rows, {"planned_points": planned, "idle_w": self.idle_w, "idle_flag": self.idle_flag}
         )
-        self.store.write_summary(summary, to_table_csv(summary), to_markdown(summary))
-        return summary
+        try:
+            self.store.write_meta(self.meta(planned))
+            self.store.write_summary(summary, to_table_csv(summary), to_markdown(summary))
+        except SpectopError as exc:
+            return summary, str(exc)
+        return summary, None
 
 
 def refinement(plan: SweepPlan, rows: list[dict[str, Any]]) -> list[PointKey]:
@@ -286,5 +290,5 @@ def run_sweep(
         error = str(exc)
     except httpx.HTTPError as exc:
         error = f"{type(exc).__name__}: {exc}"
-    summary = sweep.finish(len(schedule))
-    yield SweepEnded(run_dir, summary, cancelled, error)
+    summary, unsaved = sweep.finish(len(schedule))
+    yield SweepEnded(run_dir, summary, cancelled, error or unsaved)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +11,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from collectors import json_forms
 from collectors.sweep.store import load_run
 from collectors.sweep.summary import summarize
 from collectors.sweep.tables import (
@@ -34,10 +35,14 @@ def add_options(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    meta, rows = load_run(args.run_dir)
+    skipped: list[str] = []
+    meta, rows = load_run(args.run_dir, skipped)
+    if skipped:  # a torn last line, a corrupt line: the report is made from what is whole
+        more = f" and {len(skipped) - 1} more" if len(skipped) > 1 else ""
+        print(f"spectop report: skipped {skipped[0]}{more}", file=sys.stderr)
     summary = summarize(rows, meta)
     if args.format == "json":
-        print(json.dumps(summary, indent=2))
+        print(json_forms.dumps(summary, indent=2))
     elif args.format == "csv":
         print(to_table_csv(summary), end="")
     elif args.format == "markdown":
