@@ -27,7 +27,7 @@ class SpectopExporter(Collector):
 
     def __init__(self, collector, sampler: Sampler | None, energy_window_s: float = 30.0) -> None:
         self.collector, self.sampler = collector, sampler
-        self.live = LiveLedger(energy_window_s)
+        self.live = LiveLedger(energy_window_s, sampler.meter.info if sampler else None)
         self._lock = threading.Lock()
         self._meter_t_s: float | None = None
 

@@ -7,6 +7,8 @@ fall back to lifetime counters, which have their own keys (`*_lifetime`).
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import asdict
 from typing import Any
 
@@ -18,6 +20,22 @@ from collectors.servers.snapshot import ServerSnapshot
 
 SNAPSHOT_SCHEMA = "spectop.snapshot/2"
 REQUEST_SCHEMA = "spectop.request/1"
+
+
+def finite(value: Any) -> Any:
+    """`value` with every NaN or infinity, however deep, made None: JSON has no such numbers."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
+
+
+def dumps(value: Any, **kw: Any) -> str:
+    """Strict JSON (never NaN or Infinity, which many readers reject): non-finite numbers become null."""
+    return json.dumps(finite(value), allow_nan=False, **kw)
 
 
 def _round(value: float | None, digits: int = 4) -> float | None:

@@ -2,21 +2,20 @@
 
 `ServerProcess` runs one server with its output in a log file it keeps, waits for `GET /health`
 to answer 200 (llama-server answers 503 while loading), and stops the whole process group on
-exit, on Ctrl-C, on SIGTERM and at interpreter exit. The flag analysis for deriving the plain
+exit, on Ctrl-C, on SIGTERM/SIGHUP and at interpreter exit; it is forked from spectop's launcher
+thread, so it also dies when spectop is killed, whichever thread started it
+(`collectors.server_lifetime`). The flag analysis for deriving the plain
 arm of a sweep lives in `collectors.specflags` and is re-exported here.
 """
 
 from __future__ import annotations
 
-import atexit
 import os
 import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -24,7 +23,9 @@ from types import TracebackType
 
 import httpx
 
+from collectors import server_lifetime
 from collectors.errors import SpectopError
+from collectors.server_lifetime import stop_all
 from collectors.specflags import (
     derive_plain_argv,
     derive_plain_env,
@@ -92,57 +93,6 @@ def url_from_argv(argv: Sequence[str], default_port: int = 8080) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-_RUNNING: set[ServerProcess] = set()
-_RUNNING_LOCK = threading.Lock()
-_HOOKS_INSTALLED = False
-
-
-def stop_all() -> None:
-    """Stop every server this process started and has not stopped yet."""
-    with _RUNNING_LOCK:
-        running = list(_RUNNING)
-    for server in running:
-        server.stop()
-
-
-def _on_sigterm(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)  # unwinds through `with` blocks and runs atexit
-
-
-def _install_hooks() -> None:
-    """atexit always; SIGTERM/SIGHUP → SystemExit handlers only where nobody installed one before."""
-    global _HOOKS_INSTALLED
-    if _HOOKS_INSTALLED:
-        return
-    _HOOKS_INSTALLED = True
-    atexit.register(stop_all)
-    if threading.current_thread() is threading.main_thread():
-        # SIGHUP: the terminal closed; the servers run in their own session and would not hear it
-        for name in ("SIGTERM", "SIGHUP"):
-            sig = getattr(signal, name, None)
-            if sig is not None and signal.getsignal(sig) == signal.SIG_DFL:
-                signal.signal(sig, _on_sigterm)
-
-
-def _find_prctl():
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        import ctypes
-
-        return ctypes.CDLL("libc.so.6", use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-_PRCTL = _find_prctl()  # resolved here, so the child between fork and exec only makes one call
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: get SIGTERM when the starting process dies, even by SIGKILL."""
-    _PRCTL(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
 class ServerProcess:
     """One server process: started from an argv list, health-waited, logged, always stopped."""
 
@@ -198,7 +148,19 @@ class ServerProcess:
             fd, path = tempfile.mkstemp(prefix=f"spectop-{self.name}-", suffix=".log")
             os.close(fd)
             self.log_path = Path(path)
-        _install_hooks()
+        server_lifetime.install_hooks()
+        server_lifetime.spawn(self._fork)
+        self.started_s = time.monotonic()
+        try:
+            self._wait_healthy()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _fork(self) -> None:
+        """On the launcher thread: start the process and register it at once, so it is always stopped."""
+        assert self.log_path is not None
         with open(self.log_path, "ab") as log:
             try:
                 self._proc = subprocess.Popen(  # argv list, no shell: nothing is interpreted
@@ -208,25 +170,14 @@ class ServerProcess:
                     stderr=subprocess.STDOUT,
                     env=self.env,
                     start_new_session=(os.name == "posix"),
-                    # the death signal follows the starting *thread*: only ask for it from the main one
-                    preexec_fn=_die_with_parent
-                    if _PRCTL is not None and threading.current_thread() is threading.main_thread()
-                    else None,
+                    preexec_fn=server_lifetime.die_with_parent if server_lifetime.PRCTL is not None else None,
                 )
             except OSError as exc:
                 raise SpectopError(
                     f"cannot start {self.argv[0]}: {exc.strerror or exc}",
                     fix="check the server command and that the program is installed",
                 ) from exc
-        self.started_s = time.monotonic()
-        with _RUNNING_LOCK:
-            _RUNNING.add(self)
-        try:
-            self._wait_healthy()
-        except BaseException:
-            self.stop()
-            raise
-        return self
+        server_lifetime.register(self)
 
     def _wait_healthy(self) -> None:
         assert self._proc is not None and self.started_s is not None
@@ -258,8 +209,7 @@ class ServerProcess:
     def stop(self, timeout_s: float = 10.0) -> int | None:
         """Terminate the process group, wait, then kill; returns the exit code."""
         proc = self._proc
-        with _RUNNING_LOCK:
-            _RUNNING.discard(self)
+        server_lifetime.unregister(self)
         if proc is None:
             return None
         if proc.poll() is None:

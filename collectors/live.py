@@ -8,7 +8,10 @@ it from the energy slope instead of storing 0 W; a reading that is not newer tha
 dropped, so the power history stays sorted for bisection; idle power is found by bisecting merged
 idle spans (a reading on the boundary of two spans counts once) and cached until an input changes;
 the rolling window holds only polls the meter covers, so a meter that starts after the first poll
-does not divide part of a window's joules by all of its tokens.
+does not divide part of a window's joules by all of its tokens; a meter that stood still while the
+server worked, ran back or reads more power than its devices can draw gives no mJ/token over the
+window but says why (`RollingEnergy.meter_problem`, the checks of collectors/meters/plausible.py),
+so a stuck exporter never shows as 0 mJ/token.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from dataclasses import dataclass
 
 from collectors import ledger
 from collectors.drafting import rolling_drafting
-from collectors.meters.base import MeterReading
+from collectors.meters import plausible
+from collectors.meters.base import MeterInfo, MeterReading
 from collectors.servers.snapshot import ServerSnapshot
 
 HISTORY = 300  # polls kept (5 minutes at 1 s)
@@ -31,6 +35,7 @@ class PowerPoint:
     t_s: float
     power_w: float
     energy_j: float
+    fault: str | None = None  # the meter's counter ran back at this reading
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,13 +47,15 @@ class RollingEnergy:
     tokens: int
     mj_per_token: float | None
     net_mj_per_token: float | None
+    meter_problem: str | None = None  # why the meter's joules are no measurement here (then no mJ/token)
 
 
 class LiveLedger:
     """Histories of polls and power; appended to by one thread (the UI or the exporter loop)."""
 
-    def __init__(self, energy_window_s: float = 30.0) -> None:
+    def __init__(self, energy_window_s: float = 30.0, meter: MeterInfo | None = None) -> None:
         self.energy_window_s = energy_window_s
+        self.meter = meter  # its power bound and update period, for the plausibility checks
         self.snapshots: deque[ServerSnapshot] = deque(maxlen=HISTORY)
         self.power: deque[PowerPoint] = deque(maxlen=HISTORY * 10)
         self._known_idle_w: float | None = None
@@ -74,8 +81,8 @@ class LiveLedger:
         self.snapshots.append(snap)
         self._idle_stale = True
 
-    def add_power(self, t_s: float, power_w: float, energy_j: float) -> None:
-        self.power.append(PowerPoint(t_s, power_w, energy_j))
+    def add_power(self, t_s: float, power_w: float, energy_j: float, fault: str | None = None) -> None:
+        self.power.append(PowerPoint(t_s, power_w, energy_j, fault))
         self._idle_stale = True
 
     def add_reading(self, reading: MeterReading) -> PowerPoint | None:
@@ -93,7 +100,7 @@ class LiveLedger:
             if last is None:
                 return None
             power_w = (reading.energy_j - last.energy_j) / (reading.t_s - last.t_s)
-        self.add_power(reading.t_s, power_w, reading.energy_j)
+        self.add_power(reading.t_s, power_w, reading.energy_j, reading.fault)
         return self.power[-1]
 
     def energy_between_j(self, t0_s: float, t1_s: float) -> float | None:
@@ -150,6 +157,9 @@ class LiveLedger:
         tokens = sum(s.window_tokens or 0 for s in window)
         t0, t1 = window[0].taken_at_s - (window[0].window_s or 0), window[-1].taken_at_s
         energy = self.energy_between_j(t0, t1)
+        problem = self._meter_problem(t0, t1, energy, tokens)
+        if problem is not None:
+            return RollingEnergy(t1 - t0, energy, tokens, None, None, problem)
         gross = ledger.mj_per_token(energy, tokens) if energy is not None else None
         idle = self.idle_w()
         net = (
@@ -158,6 +168,23 @@ class LiveLedger:
             else None
         )
         return RollingEnergy(t1 - t0, energy, tokens, gross, net)
+
+    def _meter_problem(self, t0_s: float, t1_s: float, energy_j: float | None, tokens: int) -> str | None:
+        """The first reason the meter's joules over [t0_s, t1_s] are no measurement, if any."""
+        if self.meter is None or energy_j is None:
+            return None
+        points = list(self.power)
+        lo = max(0, bisect.bisect_left(points, t0_s, key=lambda p: p.t_s) - 1)
+        around = points[lo : bisect.bisect_right(points, t1_s, key=lambda p: p.t_s) + 1]
+        problems = plausible.window_problems(
+            energy_j,
+            t1_s - t0_s,
+            plausible.unchanged_s(around, t0_s, t1_s, self.meter.method == "integrated"),
+            [p.fault for p in around if p.fault and p.t_s > t0_s],
+            self.meter,
+            work_ran=tokens > 0,
+        )
+        return problems[0].message if problems else None
 
     def drafting(self) -> ServerSnapshot | None:
         """The latest poll with its drafting counts summed over the rolling window (collectors/drafting.py)."""

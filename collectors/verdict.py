@@ -41,13 +41,15 @@ def live_energy(live: LiveLedger, summary: dict[str, Any] | None, sweep_running:
         return LiveEnergy(None, None, None, 0, batch, "sweep running: live energy resumes after it")
     r = live.rolling()
     drafting = live.latest.drafting if live.latest else None
+    # a stuck or impossible meter gives no mJ/token: say why instead of "idle"
+    said = f"no live energy: {r.meter_problem}" if r.meter_problem else None
     return LiveEnergy(
         r.window_s,
         r.mj_per_token,
         r.net_mj_per_token,
         r.tokens,
         batch,
-        verdict(r.mj_per_token, batch, summary, drafting),
+        said or verdict(r.mj_per_token, batch, summary, drafting),
     )
 
 

@@ -64,7 +64,7 @@ class SpectopApp(App[None]):
         self.settings, self.collector, self.sampler = settings, collector, sampler
         self.on_sweep = on_sweep  # told when a sweep starts and ends (the demo pauses its traffic)
         self.title = settings.title
-        self.state = LiveState(settings.energy_window_s)
+        self.state = LiveState(settings.energy_window_s, sampler.meter.info if sampler else None)
         self.meter_error: str | None = None
         self._meter_t_s: float | None = None
 

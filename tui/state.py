@@ -13,7 +13,7 @@ from typing import Any
 
 from collectors.attribution import Attribution, AttributionBook
 from collectors.live import HISTORY, LiveLedger
-from collectors.meters import MeterReading
+from collectors.meters import MeterInfo, MeterReading
 from collectors.request_record import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.verdict import LiveEnergy, live_energy
@@ -24,8 +24,8 @@ MAX_REQUEST_ROWS = 200
 class LiveState:
     """The ledger's polls and power, and what only the dashboard keeps; fed on the UI thread only."""
 
-    def __init__(self, energy_window_s: float = 30.0) -> None:
-        self.ledger = LiveLedger(energy_window_s)
+    def __init__(self, energy_window_s: float = 30.0, meter: MeterInfo | None = None) -> None:
+        self.ledger = LiveLedger(energy_window_s, meter)
         self.tok_s: deque[float] = deque(maxlen=HISTORY)
         self.power_w: deque[float] = deque(maxlen=HISTORY)
         self.book = AttributionBook(MAX_REQUEST_ROWS)  # spectop's own requests and their energy

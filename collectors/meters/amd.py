@@ -14,6 +14,7 @@ from typing import Any
 from collectors.errors import MeterUnavailable
 from collectors.meters.accumulate import CounterTracker, PowerIntegrator
 from collectors.meters.base import MeterInfo, MeterReading
+from collectors.meters.plausible import DEFAULT_BOUND_W
 
 DEFAULT_HWMON_ROOT = "/sys/class/drm"
 _NA = 0xFFFF  # amdsmi's "not available" sentinel, when it is not the string "N/A"
@@ -40,7 +41,8 @@ class _Device:
         errors: tuple[type[BaseException], ...] = (OSError, ValueError),
     ) -> None:
         self.name, self.energy_uj, self.power_fn, self.errors = name, energy_uj, power_w, errors
-        self.counter, self.integ = CounterTracker(), PowerIntegrator()
+        # µJ per second a GPU can count: a drop implying more is a counter that ran back, not a reset
+        self.counter, self.integ = CounterTracker(max_rate=DEFAULT_BOUND_W * 1e6), PowerIntegrator()
         self.limit_w: float | None = None
         self.period_s = 1.0
         self.power_w: float | None = None
@@ -52,13 +54,14 @@ class _Device:
 
     def tick(self, t_s: float) -> bool:
         """Read once; False when the device gave nothing (runtime suspend, busy): a missing sample."""
+        self.counter.fault = None
         try:
             self.power_w = self.power_fn()
         except self.errors:
             self.power_w = None
         if self.energy_uj is not None:
             try:
-                self.counter.delta(self.energy_uj())  # 64-bit accumulator: a decrease is a reset
+                self.counter.delta(self.energy_uj(), t_s)  # 64-bit accumulator: a decrease is a reset
             except self.errors:
                 return False
             return True
@@ -253,7 +256,13 @@ class AmdMeter:
             raise MeterUnavailable("no AMD GPU answered this tick", "the GPU may be in runtime suspend")
         powers = [d.power_w for d in self._devices]
         power_w = sum(p for p in powers if p is not None) if None not in powers else None
-        return MeterReading(t_s=t_s, energy_j=sum(d.energy_j for d in self._devices), power_w=power_w)
+        faults = [f"{d.name}: {d.counter.fault} µJ" for d in self._devices if d.energy_uj and d.counter.fault]
+        return MeterReading(
+            t_s=t_s,
+            energy_j=sum(d.energy_j for d in self._devices),
+            power_w=power_w,
+            fault="; ".join(faults) or None,
+        )
 
     def close(self) -> None:
         if self._smi is not None:

@@ -37,6 +37,7 @@ class MeterReading:
     t_s: float  # time.monotonic() when the value was taken
     energy_j: float
     power_w: float | None = None  # instantaneous or last-interval power, where the source gives one
+    fault: str | None = None  # what went wrong with this reading (a counter that ran back), for the checks
 
 
 @runtime_checkable

@@ -10,6 +10,7 @@ from typing import Any
 from collectors.errors import MeterUnavailable
 from collectors.meters.accumulate import PowerIntegrator
 from collectors.meters.base import MeterInfo, MeterReading
+from collectors.meters.plausible import DEFAULT_BOUND_W
 
 COUNTER_PERIOD_S = 0.1  # the energy counter and instant power move about every 100 ms
 AVERAGE_PERIOD_S = 1.0  # nvmlDeviceGetPowerUsage is a trailing 1 s average on Ampere and newer
@@ -87,6 +88,8 @@ class _Gpu:
         self.outages = 0
         self.resets = 0
         self.in_outage = False
+        self.last_counter_t_s = float("-inf")
+        self.fault: str | None = None  # the counter ran back in the last tick
 
     def _optional(self, fn: Callable[[], Any]) -> Any:
         try:
@@ -138,6 +141,7 @@ class _Gpu:
 
     def tick(self, t_s: float) -> None:
         """Read this GPU once; GpuIsLost marks it lost, other errors skip the tick or bridge it."""
+        self.fault = None
         if self.lost:
             return
         nv = self.nv
@@ -168,13 +172,16 @@ class _Gpu:
             return
         self.in_outage = False
         prev, self.last_mj = self.last_mj, raw
+        prev_t_s, self.last_counter_t_s = self.last_counter_t_s, t_s
         if prev is None:
             return
         if raw < prev:
-            # Driver reload restarted the counter from 0; the old baseline (and any debt) is gone.
-            self.resets += 1
-            self.debt_j = 0.0
-            self.energy_j += bridge_j if self.power_w is not None else raw / 1000.0
+            # a driver reload restarts it from 0 (baseline and debt gone); else it ran back: bridge, flag
+            if raw < prev / 2 and raw / 1000.0 <= DEFAULT_BOUND_W * (t_s - prev_t_s):
+                self.resets, self.debt_j = self.resets + 1, 0.0
+                self.energy_j += bridge_j if self.power_w is not None else raw / 1000.0
+            else:
+                self.fault, self.energy_j = f"from {prev:g} to {raw:g} mJ", self.energy_j + bridge_j
             return
         inc = (raw - prev) / 1000.0 - self.debt_j
         self.debt_j = max(0.0, -inc)  # carry a bridge over-estimate forward instead of going back
@@ -284,7 +291,8 @@ class NvmlMeter:
             )
         powers = [g.power_w for g in live]
         power_w = sum(p for p in powers if p is not None) if None not in powers else None
-        return MeterReading(t_s=t_s, energy_j=sum(g.energy_j for g in self._gpus), power_w=power_w)
+        fault = "; ".join(f"GPU {g.index}: {g.fault}" for g in self._gpus if g.fault) or None
+        return MeterReading(t_s, sum(g.energy_j for g in self._gpus), power_w, fault)
 
     def close(self) -> None:
         if not self._closed:

@@ -11,6 +11,7 @@ from pathlib import Path
 from collectors.errors import MeterUnavailable
 from collectors.meters.accumulate import CounterTracker
 from collectors.meters.base import MeterInfo, MeterReading
+from collectors.meters.plausible import DEFAULT_BOUND_W
 
 DEFAULT_ROOT = "/sys/class/powercap"
 UPDATE_PERIOD_S = 0.001  # the MSR behind energy_uj updates about every millisecond
@@ -89,7 +90,9 @@ class RaplMeter:
             where = "no RAPL powercap interface" if not self._root.is_dir() else "no RAPL package zone"
             raise MeterUnavailable(f"{where} under {root}", _NOT_THERE_FIX)
         self._zones = zones
-        self._trackers = [CounterTracker(wrap_at=z.max_energy_range_uj) for z in zones]
+        # µJ per second a zone can count: a wrap implying more is a counter that ran back
+        max_rate = DEFAULT_BOUND_W * 1e6
+        self._trackers = [CounterTracker(wrap_at=z.max_energy_range_uj, max_rate=max_rate) for z in zones]
         for zone, tracker in zip(zones, self._trackers):
             try:
                 tracker.rebase(self._read_uj(zone))
@@ -124,14 +127,19 @@ class RaplMeter:
         except (OSError, ValueError) as exc:
             raise MeterUnavailable(f"RAPL read failed: {exc}", "check the powercap sysfs files") from exc
         t_s = 0.5 * (t0 + self._clock())
-        for tracker, raw in zip(self._trackers, raws):
-            tracker.delta(raw)
+        faults = []
+        for zone, tracker, raw in zip(self._zones, self._trackers, raws):
+            tracker.delta(raw, t_s)
+            if tracker.fault:
+                faults.append(f"{zone.name}: {tracker.fault} µJ")
         energy_j = sum(t.total for t in self._trackers) / 1e6
         power_w = None
         last = self._last
         if last is not None and t_s > last.t_s:
             power_w = (energy_j - last.energy_j) / (t_s - last.t_s)  # RAPL has no power file
-        self._last = MeterReading(t_s=t_s, energy_j=energy_j, power_w=power_w)
+        self._last = MeterReading(
+            t_s=t_s, energy_j=energy_j, power_w=power_w, fault="; ".join(faults) or None
+        )
         return self._last
 
     @property

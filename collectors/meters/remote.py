@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -10,6 +11,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from collectors.errors import MeterUnavailable
 from collectors.meters.accumulate import CounterTracker, PowerIntegrator
 from collectors.meters.base import MeterReading
+from collectors.meters.plausible import DEFAULT_BOUND_W
 from collectors.promtext import Sample
 
 DCGM_ENERGY = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"  # counter, mJ, since the driver loaded
@@ -69,7 +71,7 @@ def dcgm_series(samples: Iterable[Sample], host: str | None = None) -> list[Seri
     rows: dict[str, dict[str, object]] = {}
     for sample in samples:
         metric, labels, value = base_name(sample.name), sample.labels, sample.value
-        if metric not in (DCGM_ENERGY, DCGM_POWER) or value != value:  # NaN: no data
+        if metric not in (DCGM_ENERGY, DCGM_POWER) or not math.isfinite(value):  # NaN: no data
             continue
         node = labels.get("Hostname") or labels.get("hostname") or labels.get("instance") or ""
         if host is not None and host not in (node, labels.get("instance")):
@@ -96,7 +98,7 @@ def node_rapl_series(samples: Iterable[Sample], host: str | None = None) -> list
     for sample in samples:
         labels, value = sample.labels, sample.value
         m = _NODE_RAPL.match(base_name(sample.name))
-        if not m or value != value:
+        if not m or not math.isfinite(value):
             continue
         zone = m.group(1) or labels.get("rapl_zone", "")  # --collector.rapl.enable-zone-label
         path = labels.get("path", "")
@@ -117,18 +119,28 @@ def node_rapl_series(samples: Iterable[Sample], host: str | None = None) -> list
 
 
 class RemoteTotals:
-    """Cumulative joules over every device ever seen; counters may reset, power is integrated."""
+    """Cumulative joules over every device ever seen; counters may reset, power is integrated.
 
-    def __init__(self) -> None:
+    A counter that runs back by more than a reset could explain (see `CounterTracker`) adds nothing
+    and marks the reading's `fault`, so the window it falls in is flagged rather than given
+    megajoules.
+    """
+
+    def __init__(self, device_max_w: float = DEFAULT_BOUND_W) -> None:
         self._counters: dict[str, CounterTracker] = {}
         self._integrals: dict[str, PowerIntegrator] = {}
+        self._device_max_w = device_max_w
         self.resets = 0
 
     def update(self, t_s: float, series: Iterable[Series]) -> MeterReading:
         powers: list[float | None] = []
+        faults = []
         for s in series:
             if s.energy_j is not None:
-                self._counters.setdefault(s.key, CounterTracker()).delta(s.energy_j)
+                tracker = self._counters.setdefault(s.key, CounterTracker(max_rate=self._device_max_w))
+                tracker.delta(s.energy_j, t_s)
+                if tracker.fault:
+                    faults.append(f"{s.device}: {tracker.fault} J")
             elif s.power_w is not None:
                 self._integrals.setdefault(s.key, PowerIntegrator()).add(t_s, s.power_w)
             powers.append(s.power_w)
@@ -137,4 +149,4 @@ class RemoteTotals:
         energy_j = sum(c.total for c in self._counters.values())
         energy_j += sum(i.energy_j for i in self._integrals.values())
         power_w = sum(p for p in powers if p is not None) if powers and None not in powers else None
-        return MeterReading(t_s=t_s, energy_j=energy_j, power_w=power_w)
+        return MeterReading(t_s=t_s, energy_j=energy_j, power_w=power_w, fault="; ".join(faults) or None)

@@ -1,15 +1,23 @@
-"""A background thread that reads one meter at a fixed rate, and honest window energy from its samples."""
+"""A background thread that reads one meter at a fixed rate, and honest window energy from its samples.
+
+Pitfalls handled: a reading that is not a finite number is a failed read, never stored (one NaN
+would poison every later window); a power that is not finite or negative is dropped; a decrease is
+held level and marked on the stored reading (`fault`), beside any fault the meter itself reported,
+so every window it falls in says so (`WindowEnergy.problems`, collectors/meters/plausible.py).
+"""
 
 from __future__ import annotations
 
 import bisect
+import math
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from collectors.meters.base import Meter, MeterMethod, MeterReading
+from collectors.meters import plausible
+from collectors.meters.base import Meter, MeterInfo, MeterMethod, MeterReading
 
 SHORT_WINDOW_PERIODS = 10  # below this many sensor periods a window mostly measures sensor lag
 
@@ -26,11 +34,23 @@ class WindowEnergy:
     short_window: bool  # shorter than ~10 update periods: the sensor-lag confound applies
     method: MeterMethod
     update_period_s: float
+    unchanged_s: float = 0.0  # the longest stretch inside the window over which the meter's value stood still
+    faults: tuple[str, ...] = ()  # what the readings inside the window say went wrong (a counter ran back)
+    info: MeterInfo | None = None  # the meter, for its power bound
 
     @property
     def power_w(self) -> float | None:
         """Mean power over the window."""
         return self.energy_j / (self.t1_s - self.t0_s) if self.t1_s > self.t0_s else None
+
+    def problems(self, work_ran: bool) -> list[plausible.MeterProblem]:
+        """Why this covered window's energy is no measurement (stale, ran back, beyond the device's
+        power); `work_ran`: the server generated tokens in it, so the meter had to move."""
+        if self.info is None or not self.covered:
+            return []
+        return plausible.window_problems(
+            self.energy_j, self.t1_s - self.t0_s, self.unchanged_s, self.faults, self.info, work_ran
+        )
 
 
 class Sampler:
@@ -107,23 +127,29 @@ class Sampler:
         try:
             with self._read_lock:  # meters keep running totals; one reader at a time
                 r = self.meter.read()
+            if not (math.isfinite(r.t_s) and math.isfinite(r.energy_j)):
+                raise ValueError(f"the meter returned {r.energy_j} J at t={r.t_s}: not a number")
         except Exception as exc:  # the thread must survive anything a meter does; report it instead
             with self._lock:
                 self.ticks += 1
                 self.failed_ticks += 1
                 self.last_error = f"{type(exc).__name__}: {exc}"
             return None
+        power_w = r.power_w if r.power_w is not None and math.isfinite(r.power_w) and r.power_w >= 0 else None
         with self._lock:
             self.ticks += 1
             last = self._samples[-1] if self._samples else None
             if last is not None and r.t_s <= last.t_s:
                 return last
-            energy_j = r.energy_j + self._offset_j
+            energy_j, fault = r.energy_j + self._offset_j, r.fault
             if last is not None and energy_j < last.energy_j:
                 self.decreases += 1
+                fault = f"held level at {last.energy_j:g} J, read {energy_j:g} J" + (
+                    f"; {fault}" if fault else ""
+                )
                 self._offset_j += last.energy_j - energy_j
                 energy_j = last.energy_j
-            stored = MeterReading(r.t_s, energy_j, r.power_w)
+            stored = MeterReading(r.t_s, energy_j, power_w, fault)
             self._samples.append(stored)
             self._new_sample.notify_all()
             return stored
@@ -187,7 +213,23 @@ class Sampler:
         a, b = (max(t0_s, ts[0]), min(t1_s, ts[-1])) if samples else (t0_s, t0_s)
         energy_j = _energy_at(samples, ts, b) - _energy_at(samples, ts, a) if b > a else 0.0
         n = bisect.bisect_right(ts, t1_s) - bisect.bisect_left(ts, t0_s)
-        return WindowEnergy(energy_j, t0_s, t1_s, n, covered, short, info.method, info.update_period_s)
+        # the readings that bracket the window too: a value standing still across an end counts
+        around = samples[max(0, bisect.bisect_left(ts, t0_s) - 1) : bisect.bisect_right(ts, t1_s) + 1]
+        return WindowEnergy(
+            energy_j,
+            t0_s,
+            t1_s,
+            n,
+            covered,
+            short,
+            info.method,
+            info.update_period_s,
+            unchanged_s=plausible.unchanged_s(around, t0_s, t1_s, info.method == "integrated"),
+            faults=tuple(
+                s.fault for s in around if s.fault and s.t_s > t0_s
+            ),  # a drop just past t1 bends its end
+            info=info,
+        )
 
     def energy_at(self, t_s: float) -> float | None:
         """Cumulative joules at `t_s`, interpolated; None outside the stored samples."""

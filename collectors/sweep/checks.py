@@ -3,7 +3,10 @@
 Which flags keep a point out of the verdict is one table, `EXCLUDING`, with the reason for each;
 a flag about a pass at a batch (`plain-drift`) excludes that pass's points there, not only the
 point that carries it. The idle baseline is checked too (`idle_flag`): an idle window the meter
-did not cover, or one shorter than its update periods allow, gives no baseline.
+did not cover, one shorter than its update periods allow, or one the meter got wrong gives no
+baseline. A broken meter never passes as a measurement: a window it covered is still checked for
+a stuck value, a counter that ran back and a power its devices cannot draw
+(collectors/meters/plausible.py); without a meter a point is `no-meter`, never `meter-gap`.
 """
 
 from __future__ import annotations
@@ -21,9 +24,12 @@ def flag(code: str, message: str) -> dict[str, str]:
     return {"code": code, "message": message}
 
 
-def point_flags(row: Row, max_tokens: int, meter_method: str) -> list[dict[str, str]]:
+def point_flags(
+    row: Row, max_tokens: int, meter_method: str, energy: WindowEnergy | None = None
+) -> list[dict[str, str]]:
     """Flags a point earns on its own: void or unknown drafting, low concurrency, early stops,
-    meter trouble, other traffic."""
+    meter trouble (`energy`: the window the meter measured; `meter_method` "none" without a
+    meter), other traffic."""
     batch = row["batch"]
     flags = drafting_flags(row)
     server_mean = row.get("server_busy_per_decode")
@@ -59,8 +65,12 @@ def point_flags(row: Row, max_tokens: int, meter_method: str) -> list[dict[str, 
         flags.append(
             flag("early-stop", f"{len(short)} of {batch} requests stopped before {max_tokens} tokens")
         )
-    if not row["energy_covered"]:
+    if meter_method == "none":
+        flags.append(flag("no-meter", "no power meter: energy not measured"))
+    elif not row["energy_covered"]:
         flags.append(flag("meter-gap", "the meter's samples do not cover the whole window"))
+    if energy is not None:
+        flags += [flag(p.code, p.message) for p in energy.problems(work_ran=row["committed_tokens"] > 0)]
     if row["short_window"]:
         flags.append(
             flag(
@@ -168,6 +178,10 @@ EXCLUDING: Mapping[str, str] = MappingProxyType(
         "that pass at that batch has no baseline",
         "estimate": "the energy is a CPU-load model, not a measurement",
         "no-meter": "no energy was measured",
+        "meter-stale": "the meter's value stood still while the server worked (a stuck sensor, a cached "
+        "page): its joules are not this window's",
+        "meter-backwards": "the meter's counter ran back inside the window: the energy of that stretch is missing",
+        "meter-implausible": "the meter reads more power than its devices can draw: a counter glitch, not a measurement",
     }
 )
 # Kept as warnings: `short-window` (the meter's lag is at most about a tenth of such a window, and
@@ -186,11 +200,19 @@ def exclusions(rows: Sequence[Row]) -> list[tuple[str, ...]]:
 
 
 def idle_flag(window: WindowEnergy) -> dict[str, str] | None:
-    """An idle window the meter did not cover, or one too short for its update period, is no baseline."""
+    """An idle window the meter did not cover, one too short for its update period, or one the meter
+    got wrong (stuck, ran back, impossible power: `idle-` before the point flag's code) is no baseline."""
     if not window.covered:
         return flag(
             "idle-meter-gap",
             "the meter's samples do not cover the idle window: no idle baseline, net figures left out "
+            "(check the meter: spectop doctor)",
+        )
+    problems = window.problems(work_ran=False)
+    if problems:
+        return flag(
+            f"idle-{problems[0].code}",
+            f"{problems[0].message} (idle window): no idle baseline, net figures left out "
             "(check the meter: spectop doctor)",
         )
     if window.short_window:

@@ -1,5 +1,10 @@
 """Built-in prompt sets, after the notes: note 25's power-supply prompt (docs/note25.md), and code,
-prose and edit (seed 001, docs/draft-strategies.md)."""
+prose and edit (seed 001, docs/draft-strategies.md), or a file of prompts.
+
+Pitfalls handled: a prompts file that cannot be read, is not UTF-8 text (a binary, a UTF-16 export),
+is huge, or whose JSON lines hold something other than a non-empty text "prompt" stops with one
+line naming the file, the line and the fix, before anything is measured.
+"""
 
 from __future__ import annotations
 
@@ -75,6 +80,45 @@ class PromptSet:
         return hashlib.sha256("\x00".join(self.prompts).encode()).hexdigest()[:16]
 
 
+MAX_FILE_BYTES = 16 * 1024 * 1024  # prompts, not a corpus: a bigger file is the wrong file
+
+
+def _read_text(path: Path) -> str:
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise SpectopError(
+                f"{path.name} is larger than {MAX_FILE_BYTES // 2**20} MiB: not a prompts file",
+                "give a file of prompts (blank-line separated, or .jsonl)",
+            )
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SpectopError(
+            f"cannot read {path}: {exc.strerror}", "check the path and its permissions"
+        ) from exc
+    try:
+        text = data.decode("utf-8-sig")  # a byte-order mark from an editor is not part of a prompt
+    except UnicodeDecodeError as exc:
+        raise SpectopError(
+            f"{path.name} is not UTF-8 text (byte {exc.start})", "save the prompts as UTF-8 text"
+        ) from exc
+    if "\x00" in text:
+        raise SpectopError(f"{path.name} holds NUL bytes: not a text file", "save the prompts as UTF-8 text")
+    return text.replace("\r\n", "\n")  # a blank line is a blank line whatever wrote the file
+
+
+def _jsonl_prompt(path: Path, number: int, line: str) -> str:
+    try:
+        prompt = json.loads(line)["prompt"]
+    except (json.JSONDecodeError, KeyError, TypeError, IndexError, RecursionError):
+        prompt = None
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise SpectopError(
+            f'{path.name} line {number}: every line must be a JSON object with a text "prompt"',
+            'e.g. {"prompt": "Write a haiku"}',
+        )
+    return prompt
+
+
 def load_prompts(spec: str) -> PromptSet:
     """A built-in set by name, or a file: JSON lines with a "prompt" key, else blank-line separated text."""
     if spec in BUILT_IN:
@@ -85,15 +129,11 @@ def load_prompts(spec: str) -> PromptSet:
             f"no prompt set or file called {spec!r}",
             f"use one of {', '.join(sorted(BUILT_IN))}, or a file of prompts",
         )
-    text = path.read_text(encoding="utf-8")
+    text = _read_text(path)
     if path.suffix == ".jsonl":
-        try:
-            prompts = tuple(json.loads(line)["prompt"] for line in text.splitlines() if line.strip())
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise SpectopError(
-                f'{path.name}: every line must be a JSON object with a "prompt"',
-                'e.g. {"prompt": "Write a haiku"}',
-            ) from exc
+        prompts = tuple(
+            _jsonl_prompt(path, n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()
+        )
     else:
         prompts = tuple(p.strip() for p in text.split("\n\n") if p.strip())
     if not prompts:

@@ -164,12 +164,7 @@ class _Sweep:
             temperature=self.plan.temperature,
         )
         method = self.meter["method"] if self.meter else "none"
-        row["flags"] = (
-            checks.point_flags(row, self.plan.max_tokens, method)
-            if self.meter
-            else checks.point_flags(row, self.plan.max_tokens, method)
-            + [checks.flag("no-meter", "no power meter: energy not measured")]
-        )
+        row["flags"] = checks.point_flags(row, self.plan.max_tokens, method, energy)
         self._cross_checks(row, key)
         return row
 
@@ -214,14 +209,18 @@ class _Sweep:
             "servers": self.identity,
         }
 
-    def finish(self, planned: int) -> dict[str, Any]:
+    def finish(self, planned: int) -> tuple[dict[str, Any], str | None]:
+        """The summary of every completed point, and why its files could not be written (a full disk)."""
         self.pool.stop_all()
-        self.store.write_meta(self.meta(planned))
         summary = summarize(
             self.rows, {"planned_points": planned, "idle_w": self.idle_w, "idle_flag": self.idle_flag}
         )
-        self.store.write_summary(summary, to_table_csv(summary), to_markdown(summary))
-        return summary
+        try:
+            self.store.write_meta(self.meta(planned))
+            self.store.write_summary(summary, to_table_csv(summary), to_markdown(summary))
+        except SpectopError as exc:
+            return summary, str(exc)
+        return summary, None
 
 
 def refinement(plan: SweepPlan, rows: list[dict[str, Any]]) -> list[PointKey]:
@@ -275,5 +274,5 @@ def run_sweep(
         error = str(describe(exc))
     except Exception as exc:  # a bug or an answer nothing expected: the measured points still get a summary
         error = f"{type(exc).__name__}: {exc}"
-    summary = sweep.finish(len(schedule))
-    yield SweepEnded(run_dir, summary, cancelled, error)
+    summary, unsaved = sweep.finish(len(schedule))
+    yield SweepEnded(run_dir, summary, cancelled, error or unsaved)

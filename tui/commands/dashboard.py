@@ -7,8 +7,11 @@ dashboard starts, so the headless commands never load it.
 from __future__ import annotations
 
 import argparse
+import os
+import threading
 from collections.abc import Callable
 
+from collectors import server_lifetime
 from collectors.errors import SpectopError
 from collectors.meters import sampling
 from collectors.servers import check_url
@@ -22,6 +25,9 @@ DESCRIPTION = (
     "Watch a server and a power meter live, and run paired sweeps from the dashboard. "
     "`spectop` with no command, or with only these options, runs it."
 )
+
+
+EXIT_GRACE_S = 2.0  # after SIGTERM/SIGHUP, how long the app gets to end before the process does
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:
@@ -50,8 +56,24 @@ def run_dashboard(settings: Settings, meter_spec: str, on_sweep: Callable[[bool]
 
     collector = AutoCollector(settings.server_url, api_key=settings.api_key)
     with sampling(meter_spec) as sampler:
-        SpectopApp(settings, collector, sampler, on_sweep=on_sweep).run()
-    return 0
+        app = SpectopApp(settings, collector, sampler, on_sweep=on_sweep)
+
+        def leave(signum: int) -> None:
+            # The sweep's servers are stopped already. End the app; and the process, should the app
+            # not end (Textual hangs writing to a terminal that has gone away).
+            watchdog = threading.Timer(EXIT_GRACE_S, os._exit, (128 + signum,))
+            watchdog.daemon = True
+            watchdog.start()
+            try:
+                app.call_from_thread(app.exit, return_code=128 + signum)
+            except RuntimeError:  # the app had ended on its own
+                pass
+
+        # SIGTERM, or SIGHUP from a closed terminal, stop the servers a sweep started (on the
+        # sweep's worker thread, where no handler can be installed) and end the app cleanly
+        with server_lifetime.on_terminate(leave):
+            app.run()
+    return app.return_code or 0
 
 
 def run(args: argparse.Namespace) -> int:

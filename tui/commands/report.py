@@ -7,7 +7,7 @@ from anywhere, so every string in it is made printable (`fmt.printable`) before 
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from collectors import json_forms
 from collectors.fmt import printable
 from collectors.sweep.store import load_run
 from collectors.sweep.summary import summarize
@@ -39,10 +40,14 @@ def add_options(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    meta, rows = (printable_json(part) for part in load_run(args.run_dir))
+    skipped: list[str] = []
+    meta, rows = (printable_json(part) for part in load_run(args.run_dir, skipped))
+    if skipped:  # a torn last line, a corrupt line: the report is made from what is whole
+        more = f" and {len(skipped) - 1} more" if len(skipped) > 1 else ""
+        print(f"spectop report: skipped {printable(skipped[0])}{more}", file=sys.stderr)
     summary = summarize(rows, meta)
     if args.format == "json":
-        print(json.dumps(summary, indent=2))
+        print(json_forms.dumps(summary, indent=2))
     elif args.format == "csv":
         print(to_table_csv(summary), end="")
     elif args.format == "markdown":
