@@ -159,3 +159,62 @@ def test_the_parts_add_up_to_the_energy_spent_while_requests_ran(raw):
             union_j += ledger.window_energy_j(times, energies, t0, t1) or 0.0
         end_s = max(end_s, t1)
     assert sum(a.energy_j for a in results.values()) == pytest.approx(union_j, abs=1e-6)
+
+
+def test_own_concurrency_counts_the_most_at_once_after_one_has_ended():
+    # a runs 0-20; b 2-8 ends before c 10-16 and d 12-18 start: three of ours at once from 12 s, never four
+    a = record("a", 0.0, 20.0, 100, concurrency_max=3)
+    others = [record("b", 2.0, 8.0, 10), record("c", 10.0, 16.0, 10), record("d", 12.0, 18.0, 10)]
+    meter = steady_meter(40.0, 21.0)
+    results = attribute_records([a, *others], [m.t_s for m in meter], [m.energy_j for m in meter])
+    assert results["a"].own_concurrency == 3 and not results["a"].shared
+
+
+def test_no_meter_reading_leaves_the_figure_unknown():
+    result = attribute_records([record("a", 0.0, 10.0, 100)], [], [])["a"]
+    assert result.energy_j == 0.0 and not result.covered and result.mj_per_token is None
+    book = AttributionBook()
+    book.add(record("a", 0.0, 10.0, 100))
+    book.settle([])
+    assert book.results["a"].mj_per_token is None and book.pending(10.0)
+
+
+def test_a_meter_reading_exactly_at_the_end_covers_the_request():
+    book = AttributionBook()
+    book.add(record("a", 0.0, 10.0, 100))
+    book.settle(steady_meter(40.0, 8.0))  # waiting for the meter
+    assert book.settle(steady_meter(40.0, 10.0))  # the last reading is at the request's end
+    assert book.results["a"].mj_per_token == pytest.approx(4000.0)
+    assert not book.pending(10.0)
+    fresh = AttributionBook()
+    fresh.add(record("b", 0.0, 10.0, 100))
+    fresh.settle(steady_meter(40.0, 10.0))
+    assert fresh.results["b"].covered and not fresh.pending(10.0)
+
+
+def test_a_replaced_record_gives_back_what_it_took_from_its_old_neighbours():
+    book = AttributionBook()
+    meter = steady_meter(40.0, 31.0)
+    book.add(record("a", 0.0, 10.0, 100))
+    book.add(record("b", 0.0, 10.0, 100))
+    book.settle(meter)
+    assert book.results["b"].energy_j == pytest.approx(200.0)
+    book.add(record("a", 20.0, 30.0, 100))  # the same id again, now at 20-30 s
+    assert book.settle(meter)
+    assert book.results["b"].energy_j == pytest.approx(400.0)  # b ran alone after all
+    book.add(record("a", 20.0, 30.0, 100))  # identical again: recomputed, nothing changes
+    assert book.settle(meter) is False
+
+
+def test_a_dropped_record_leaves_the_results_and_the_books_stay_bounded():
+    book = AttributionBook(max_records=2)
+    book.add(record("a", 0.0, 10.0, 100))
+    book.settle(steady_meter(40.0, 5.0))  # a waits for the meter
+    book.add(record("b", 20.0, 30.0, 100))
+    book.add(record("c", 40.0, 50.0, 100))  # a leaves the table
+    book.settle(steady_meter(40.0, 51.0))
+    assert set(book.results) == {"b", "c"}
+    assert not book.pending(60.0)
+    for i in range(50):  # disjoint records: none keeps a dropped one as an input
+        book.add(record(f"q{i}", 100.0 + 20 * i, 110.0 + 20 * i, 10))
+    assert len(book._inputs) == 2

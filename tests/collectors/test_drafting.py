@@ -77,3 +77,48 @@ def test_no_counts_give_no_figures_and_no_snapshot_gives_none():
     merged = rolling_drafting([poll(1, None, None, None)], window_s=30)
     assert merged is not None and merged.acceptance is None and merged.mean_advance is None
     assert rolling_drafting([], window_s=30) is None
+
+
+def test_the_window_holds_window_s_of_polls_and_polls_begun_at_since():
+    # 1 s polls at 1..31: the 30 s window is the polls at 2..31, not 31 s of them
+    polls = [poll(float(t), 10, 5, 10) for t in range(1, 32)]
+    merged = rolling_drafting(polls, window_s=30)
+    assert merged.window_s == 30.0 and merged.window_drafted == 300
+    # `since` 45: the poll that began exactly then counts, one that began 0.5 s before does not
+    polls = [poll(45.5, 100, 0, 10), poll(46.0, 40, 30, 20), poll(47.0, 40, 10, 20)]
+    merged = rolling_drafting(polls, window_s=30, since_s=45)
+    assert merged.acceptance == pytest.approx(40 / 80)
+    assert merged.window_s == 2.0
+
+
+def test_every_count_of_the_window_is_summed():
+    polls = [
+        poll(1, 40, 30, 20, window_drafted_steps=16, window_finished=1, window_steps_exact=False),
+        poll(2, 20, 5, 15, window_drafted_steps=10, window_finished=2, counters_rounded=False),
+    ]
+    merged = rolling_drafting(polls, window_s=30)
+    assert merged.window_finished == 3
+    # the servers' "mean acceptance length": 1 + 35 accepted / 26 steps that drafted
+    assert merged.advance_per_drafted_step == pytest.approx(1 + 35 / 26)
+    assert merged.window_approximate  # an earlier poll's step count was uncertain
+    assert not rolling_drafting(polls[1:], window_s=30).window_approximate
+    rounded_first = [poll(1, 40, 30, 20, counters_rounded=True), poll(2, 40, 30, 20)]
+    assert rolling_drafting(rounded_first, window_s=30).window_approximate
+
+
+def test_a_count_one_poll_does_not_know_makes_the_sum_unknown():
+    # drafted steps known in one poll only: 1 + accepted/16 would pair 60 accepted with one poll's steps
+    polls = [poll(1, 40, 30, 20, window_drafted_steps=16), poll(2, 40, 30, 20, window_drafted_steps=None)]
+    merged = rolling_drafting(polls, window_s=30)
+    assert merged.window_drafted_steps is None and merged.advance_per_drafted_step is None
+    assert merged.acceptance == pytest.approx(60 / 80)
+
+
+def test_a_latest_poll_left_out_leaves_no_count_of_its_own():
+    # a restart: the latest poll's own counts are not the window's (and nothing else is in it)
+    latest = poll(5, 40, 30, 20, (20, 10), window_drafted_steps=16, restarted=True)
+    merged = rolling_drafting([latest], window_s=30)
+    assert merged.window_drafted is None and merged.window_accepted is None and merged.window_steps is None
+    assert merged.window_per_position == ()
+    assert merged.acceptance is None and merged.mean_advance is None and merged.survival == ()
+    assert merged.advance_per_drafted_step is None

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from collectors.latency import ChunkEvent, Tail, burst_threshold_s, profile, split_bursts
+from collectors.latency import (
+    ChunkEvent,
+    LatencyProfile,
+    Tail,
+    burst_threshold_s,
+    chunk_gaps_ms,
+    profile,
+    split_bursts,
+)
 
 
 def cycle_stream(
@@ -64,3 +72,50 @@ def test_tail_percentiles_and_empty():
     assert tail.p99_ms == pytest.approx(99.01)
     assert Tail.of([]).p50_ms is None
     assert profile([], 0.0).ttft_ms is None
+
+
+def test_tail_of_1_to_100_ms_by_linear_interpolation():
+    # numpy's default: the p-th percentile sits at index p/100 · (n − 1) = 49.5, 94.05, 98.01
+    assert Tail.of(list(range(1, 101))) == Tail(100, 50.5, pytest.approx(95.05), pytest.approx(99.01), 100.0)
+    assert Tail.of([]) == Tail(0, None, None, None, None)
+
+
+def test_burst_threshold_at_its_edges():
+    fast, slow = 2.0**-10, 2.0**-8  # exactly four times apart, the fast one under 5 ms
+    assert burst_threshold_s([fast, slow]) == pytest.approx((fast * slow) ** 0.5)  # two gaps suffice
+    assert burst_threshold_s([0.005, 0.05]) == pytest.approx((0.005 * 0.05) ** 0.5)  # 5 ms is still fast
+    assert burst_threshold_s([0.001, 0.002, 0.003]) is None  # no clear jump
+    assert burst_threshold_s([0.01, 0.1]) is None  # a clear jump, but 10 ms is a step, not a burst
+    # two events at the same instant: a zero gap takes no part in the ratios
+    assert burst_threshold_s([0.0, 0.0001, 0.0001, 0.02, 0.02]) == pytest.approx((0.0001 * 0.02) ** 0.5)
+
+
+def test_a_stream_profile_field_by_field():
+    # sent at 10.0 s; the first token at 10.1, then a 3-token step over 0.2 ms, an empty event, one more
+    events = [
+        ChunkEvent(10.1, 1),
+        ChunkEvent(10.13, 1),
+        ChunkEvent(10.1301, 1),
+        ChunkEvent(10.1302, 1),
+        ChunkEvent(10.15, 0),  # a role or finish chunk: no token, no gap
+        ChunkEvent(10.16, 1),
+    ]
+    prof = profile(events, t_send_s=10.0)
+    assert prof.ttft_ms == pytest.approx(100.0)
+    assert prof.burst_sizes == (1, 3, 1) and prof.events == 5 and prof.tokens == 5
+    # event gaps 30, 0.1, 0.1 and 29.8 ms; the steps are 30 and 29.8 ms apart
+    assert prof.chunk_gaps.count == 4 and prof.chunk_gaps.max_ms == pytest.approx(30.0)
+    assert (prof.step_gaps.count, prof.step_gaps.p50_ms) == (2, pytest.approx(29.9))
+    plain = profile(events, t_send_s=10.0, drafting=False)  # a server that does not draft: every event a step
+    assert plain.burst_sizes == (1, 1, 1, 1, 1) and plain.step_gaps.count == 4
+
+
+def test_no_token_no_profile():
+    empty = Tail(0, None, None, None, None)
+    nothing = [ChunkEvent(1.0, 0)]
+    assert profile(nothing, 0.0) == LatencyProfile(None, empty, empty, empty, (), 0, 0)
+    assert split_bursts(nothing) == [] and chunk_gaps_ms(nothing) == []
+
+
+def test_chunk_gaps_skip_events_without_tokens():
+    assert chunk_gaps_ms([ChunkEvent(1.0, 1), ChunkEvent(1.5, 0), ChunkEvent(2.0, 1)]) == [1000.0]

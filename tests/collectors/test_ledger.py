@@ -212,3 +212,53 @@ def test_a_request_gets_no_more_than_the_energy_of_its_own_span(increments, raw)
         t0, t1 = max(r.t_start_s, times[0]), min(r.t_end_s, times[-1])
         own_span_j = ledger.window_energy_j(times, energy, t0, t1) if t0 < t1 else 0.0
         assert per_request[r.request_id] <= own_span_j + 1e-6
+
+
+def test_note25_mj_per_token_to_the_last_digit():
+    # 22.9 W / 61.9 tok/s = 0.369951... J/token; a scale other than 1000 mJ/J is off by 0.37 and more
+    assert ledger.mj_per_token_from_power(22.9, 61.9) == pytest.approx(369.951535, rel=1e-9)
+    assert ledger.mj_per_token_from_power(40.0, 0.5) == pytest.approx(80_000.0)  # a slow trickle is a figure
+    assert ledger.mj_per_token_from_power(40.0, 0.0) is None  # no tokens: no figure, not a division by zero
+
+
+def test_one_committed_token_is_a_figure():
+    # 2 J for one token is 2000 mJ/token; 0 tokens has no figure
+    assert ledger.mj_per_token(2.0, 1) == pytest.approx(2000.0)
+    assert ledger.mj_per_token(2.0, 0) is None
+
+
+def test_ratios_over_one_drafted_token_or_one_step():
+    # the smallest windows that have a figure: 1 drafted and accepted in 1 step
+    assert ledger.acceptance(1, 1) == 1.0
+    assert ledger.mean_committed_advance(1, 1) == 2.0
+    assert ledger.mean_verified_width(1, 1) == 2.0
+    assert ledger.mean_verified_width(3, 0) is None
+    assert ledger.survival_from_positions([1, 0], 1) == [1.0, 0.0]
+    assert ledger.survival_from_positions([1, 0], 0) == []
+    assert ledger.mixed_mj_per_token([(1, 300.0)]) == 300.0
+    assert ledger.mixed_mj_per_token([]) is None
+
+
+def test_break_even_is_not_a_saving():
+    # Eq. 4: G exactly J_s/J_0 costs the same per token; Eq. 5: a width that costs exactly S/G gains nothing
+    assert not ledger.drafting_saves_energy(1.5, 1.5)
+    assert ledger.marginal_width_threshold(0.5, 2.0) == 0.25
+    assert not ledger.marginal_width_pays(0.25, 0.5, 2.0)
+
+
+def test_no_energy_outside_the_meters_readings():
+    times, energy = [1.0, 2.0], [0.0, 10.0]
+    assert ledger.energy_at_j([], [], 1.0) is None
+    assert ledger.energy_at_j(times, energy, 0.5) is None  # before the first reading: never extrapolate
+    assert ledger.window_energy_j(times, energy, 0.5, 1.5) is None
+    assert ledger.energy_at_j(times, energy, 1.25) == pytest.approx(2.5)
+
+
+def test_a_repeated_meter_time_stays_unattributed_and_the_rest_is_still_split():
+    # 10 W over [0, 2], a repeated reading at 2 s that moved 1 J, then 10 W over [2, 3]; one request 1-3 s
+    times = [0.0, 1.0, 2.0, 2.0, 3.0]
+    energy = [0.0, 10.0, 20.0, 21.0, 31.0]
+    alone = ledger.RequestActivity("a", 1.0, 3.0, ((1.5, 1), (2.5, 1)))
+    per_request, unattributed = ledger.attribute_energy_j(times, energy, [alone])
+    assert per_request["a"] == pytest.approx(10.0 + 10.0)  # [1, 2] and [2, 3]
+    assert unattributed == pytest.approx(10.0 + 1.0)  # [0, 1] ran nothing; the zero-length interval's joule

@@ -152,3 +152,107 @@ def test_idle_is_computed_once_per_change_of_its_inputs():
     assert live.idle_w() == 12.0
     live.known_idle_w = None
     assert live.idle_w() == pytest.approx(30.0) and len(scans) == 4
+
+
+def test_the_rolling_window_is_the_last_30_s_of_polls_at_any_clock_value():
+    # monotonic clocks start anywhere: polls every second from 1001 s to 1041 s, a steady 40 W, 100 tok/s
+    live = LiveLedger()  # the default window: the dashboard's "over the last 30 s"
+    for i in range(0, 421):
+        t = 1000.0 + i / 10
+        live.add_power(t, 40.0, 40.0 * (t - 1000.0))
+    for t in range(1001, 1042):
+        live.add_snapshot(snap(float(t), 100))
+    r = live.rolling()
+    # the polls at 1012..1041 cover [1011, 1041]: 30 s, 3000 tokens, 1200 J
+    assert r.window_s == pytest.approx(30.0) and r.tokens == 3000
+    assert r.energy_j == pytest.approx(1200.0) and r.mj_per_token == pytest.approx(400.0)
+
+
+def test_polls_without_tokens_add_none():
+    live = ledger_with(40.0)
+    for t in range(1, 11):  # 100 tokens a second for 5 s, then none (the counters of a finished request)
+        live.add_snapshot(snap(float(t), 100 if t <= 5 else 0))
+    live.add_snapshot(dataclasses.replace(snap(10.0, 0), taken_at_s=10.0, window_tokens=None))
+    r = live.rolling()
+    assert r.tokens == 500 and r.mj_per_token == pytest.approx(400.0 / 500 * 1000)
+
+
+def test_no_figure_without_both_sources():
+    empty = LiveLedger().rolling()
+    assert (empty.window_s, empty.energy_j, empty.tokens, empty.mj_per_token) == (None, None, 0, None)
+    polls_only = LiveLedger()
+    polls_only.add_snapshot(snap(1.0, 100))
+    assert polls_only.rolling() == empty
+    meter_ahead = ledger_with(40.0, seconds=1)  # the meter has not read past any poll's window yet
+    meter_ahead.add_snapshot(snap(5.0, 100))
+    assert meter_ahead.rolling() == empty
+
+
+def test_histories_are_bounded():
+    live = LiveLedger()
+    for i in range(3500):
+        live.add_power(i / 10, 40.0, 4.0 * i)
+    for t in range(400):
+        live.add_snapshot(snap(float(t), 10))
+    assert len(live.power) == 3000 and live.power[0].t_s == 50.0  # five minutes of 0.1 s readings
+    assert len(live.snapshots) == 300 and live.snapshots[0].taken_at_s == 100.0  # of 1 s polls
+
+
+def test_a_busy_poll_without_tokens_is_not_idle_and_ten_readings_give_a_baseline():
+    live = LiveLedger()
+    for i in range(0, 21):  # 10 W over [0, 2] then 40 W (a prefill) over (2, 4]
+        t = i / 10
+        live.add_power(t, 10.0, 10.0 * t)
+    for i in range(21, 41):
+        t = i / 10
+        live.add_power(t, 40.0, 20.0 + 40.0 * (t - 2.0))
+    live.add_snapshot(snap(1.0, 0, busy=0, per_decode=None))  # idle over [0, 1]: readings 0.0..1.0, 11
+    live.add_snapshot(snap(3.0, 0, busy=1, per_decode=None))  # prefilling over [2, 4]: no tokens yet
+    live.add_snapshot(snap(4.0, 0, busy=1, per_decode=None))
+    assert live.idle_w() == pytest.approx(10.0)
+    ten = LiveLedger()
+    for i in range(1, 11):  # exactly ten readings inside one idle poll's window
+        ten.add_power(i / 10, 12.0, 1.2 * i)
+    ten.add_snapshot(snap(1.0, 0, busy=0, per_decode=None))
+    assert ten.idle_w() == pytest.approx(12.0)
+    # nine readings: no baseline
+    nine = LiveLedger()
+    for i in range(2, 11):
+        nine.add_power(i / 10, 12.0, 1.2 * i)
+    nine.add_snapshot(snap(1.0, 0, busy=0, per_decode=None))
+    assert nine.idle_w() is None
+
+
+def test_drafting_figures_share_the_energy_windows_polls():
+    live = LiveLedger(energy_window_s=30.0)
+
+    def drafting_poll(t: float, drafted: int, accepted: int) -> ServerSnapshot:
+        return dataclasses.replace(
+            snap(t, 100), window_drafted=drafted, window_accepted=accepted, window_steps=50
+        )
+
+    live.add_snapshot(drafting_poll(1.0, 100, 100))  # older than the window at 40 s
+    live.add_snapshot(drafting_poll(20.0, 100, 0))  # a sweep's traffic: before live_since_s
+    live.add_snapshot(drafting_poll(39.0, 40, 30))
+    live.add_snapshot(drafting_poll(40.0, 40, 10))
+    live.live_since_s = 30.0
+    merged = live.drafting()
+    assert merged is not None and merged.acceptance == pytest.approx(40 / 80) and merged.window_s == 2.0
+
+
+def test_batch_is_the_mean_of_the_last_ten_polls_since_live_began():
+    live = LiveLedger()
+    live.add_snapshot(snap(1.0, 100, per_decode=8.0))  # the eleventh from the end
+    for t in range(2, 12):
+        live.add_snapshot(snap(float(t), 100, per_decode=2.0))
+    assert live.current_batch() == pytest.approx(2.0)
+    live = LiveLedger()
+    live.add_snapshot(snap(11.5, 100, per_decode=8.0))  # began 0.5 s before live_since_s
+    live.add_snapshot(snap(12.0, 100, per_decode=4.0))  # began exactly at it
+    live.add_snapshot(snap(13.0, 100, per_decode=2.0))
+    live.live_since_s = 11.0
+    assert live.current_batch() == pytest.approx(3.0)
+    live.live_since_s = 20.0  # no window since then: the busy slots now
+    assert live.current_batch() == 1.0
+    live.add_snapshot(snap(21.0, 0, busy=3, per_decode=None))
+    assert live.current_batch() == 3.0

@@ -5,7 +5,6 @@ a request finishing between the /slots and /metrics reads."""
 from __future__ import annotations
 
 import json
-import re
 
 import httpx
 import pytest
@@ -15,7 +14,10 @@ from collectors.servers import llamacpp
 from collectors.servers.base import window_delta
 from collectors.servers.llamacpp_slots import finished_requests, slot_states
 from collectors.sweep import checks
-from tests.support.captures import read_json, read_text, sse_lines
+from tests.support.captures import read_json, sse_lines
+from tests.support.polls import llama_at as at
+from tests.support.polls import llama_format
+from tests.support.polls import llama_page as page
 
 URL = "http://127.0.0.1:8080"
 # the captures' two windows: before → busy ran the four 48-token requests of the completion and
@@ -38,10 +40,6 @@ def poll(metrics: str, slot_list: list[dict] | None, t_s: float) -> llamacpp.Raw
         slots=slot_list,
         metrics=promtext.parse(metrics),
     )
-
-
-def page(stage: str) -> str:
-    return read_text(f"draft-simple.metrics.{stage}.txt")
 
 
 def final_timings(name: str) -> dict:
@@ -121,18 +119,6 @@ def test_without_slots_live_tokens_are_a_lower_bound_and_g_is_unknown():
     assert snap.window_finished is None and snap.window_steps is None and snap.mean_advance is None
     assert snap.acceptance == pytest.approx(64 / 72)  # drafted and accepted need no /slots
     assert snap.advance_per_drafted_step == pytest.approx(1 + 64 / 36)
-
-
-def llama_format(value: float) -> str:
-    """A double as llama-server's default std::stringstream writes it: 6 significant digits."""
-    return f"{value:g}"
-
-
-def at(text: str, **values: float) -> str:
-    """A metrics page with some scalar counters set, written as llama-server writes them."""
-    for name, value in values.items():
-        text = re.sub(rf"^(llamacpp:{name}) \S+$", rf"\g<1> {llama_format(value)}", text, flags=re.M)
-    return text
 
 
 def test_the_formatting_is_llama_servers():

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from collectors import json_forms, promtext
+from collectors import json_forms
 from collectors.servers import sglang
 from collectors.servers.base import window_delta
 from tests.support.fake_servers import MODEL, mock_client
@@ -18,19 +18,10 @@ from tests.support.fake_sglang import (
     server_info,
     sglang_page,
 )
+from tests.support.polls import R0, R1, TOK
+from tests.support.polls import sglang_raw as raw
 
 URL = "http://127.0.0.1:30000"
-R0 = SglangRank(
-    decode_tokens=2800, prefill_tokens=9000, running=6, queued=1, accept_length=2.8, accept_rate=0.6
-)
-R1 = SglangRank(
-    decode_tokens=1000, prefill_tokens=3000, running=2, queued=0, accept_length=2.0, accept_rate=1 / 3
-)
-TOK = SglangTokenizer(generated_streaming=2900, generated_plain=100, verify_calls=1000, prompt=12000)
-
-
-def raw(page: str, t_s: float, info: dict | None = None, loads: list | None = None) -> sglang.RawPoll:
-    return sglang.RawPoll(t_s, metrics=promtext.parse(page), info=info, loads=loads)
 
 
 def test_the_reference_excerpt_and_server_info_fragment():

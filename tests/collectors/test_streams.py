@@ -190,3 +190,112 @@ def test_vllm_continuous_usage_counts_multi_token_chunks():
         )
     assert [e.n_tokens for e in state.events] == [1, 2, 1]
     assert state.tokens_per_event_exact
+
+
+def feed(native: bool, *payloads: dict, t0: float = 0.0) -> streams.StreamState:
+    import json
+
+    state = streams.StreamState()
+    for i, payload in enumerate(payloads):
+        streams.feed_line(state, t0 + i / 100, "data: " + json.dumps(payload), native=native)
+    return state
+
+
+def test_native_stream_keeps_the_servers_counts_and_prompt():
+    state = replay("draft-simple.completion.sse.jsonl", native=True)
+    assert state.tokens_per_event_exact is True and len(state.events) == 48
+    assert state.prompt_tokens == 57  # tokens_evaluated of the stop event (timings: 1 new + 56 cached)
+    # the stop event can carry the last text; its count comes from tokens_predicted, and so does a 2-token event
+    state = feed(
+        True,
+        {"content": "a", "tokens_predicted": 1},
+        {"content": "bc", "tokens_predicted": 3, "timings": {"predicted_ms": 7.5}},
+        {
+            "content": "!",
+            "tokens_predicted": 4,
+            "stop": True,
+            "stop_type": "word",
+            "timings": {"predicted_ms": 9.0},
+        },
+    )
+    assert [(e.n_tokens, e.step_key) for e in state.events] == [(1, None), (2, 7.5), (1, 9.0)]
+    assert state.tokens_per_event_exact is True and state.text == "abc!"
+    # a stop event without content adds no text
+    assert (
+        feed(True, {"content": "a", "tokens_predicted": 1}, {"stop": True, "tokens_predicted": 1}).text == "a"
+    )
+
+
+def test_one_token_request_has_no_step_and_accepted_past_the_end_gives_none_below_zero():
+    one = feed(True, {"stop": True, "content": "a", "tokens_predicted": 1, "timings": {"predicted_n": 1}})
+    assert one.spec_reported and one.steps() == 0
+    past_end = streams.StreamState(committed_tokens=1, draft_n=8, draft_n_accepted=5, spec_reported=True)
+    assert past_end.steps() == 0
+
+
+def test_timings_give_prompt_tokens_and_accepted_defaults_to_none_accepted():
+    state = feed(
+        False,
+        {
+            "choices": [{"delta": {"content": "a"}}],
+            "timings": {"predicted_n": 1, "prompt_n": 4, "cache_n": 40},
+        },
+        {
+            "choices": [{"delta": {"content": "b"}}],
+            "timings": {"predicted_n": 2, "prompt_n": 4, "cache_n": 40},
+        },
+        {"choices": [], "timings": {"predicted_n": 2, "draft_n": 3}},
+    )
+    assert state.prompt_tokens == 44 and (state.draft_n, state.draft_n_accepted) == (3, 0)
+    assert state.tokens_per_event_exact and [e.n_tokens for e in state.events] == [1, 1]
+    assert feed(False, {"choices": [], "timings": {"predicted_n": 2, "prompt_n": 4}}).prompt_tokens == 4
+
+
+def test_openai_chunks_model_text_usage_and_step_keys():
+    state = feed(
+        False,
+        {
+            "model": "m",
+            "choices": [{"delta": {"reasoning_content": "think"}}],
+            "timings": {"predicted_n": 1, "predicted_ms": 2.5},
+        },
+        {"choices": [{"text": "done"}, {"text": "!"}], "usage": {"completion_tokens": 3, "prompt_tokens": 9}},
+        {"choices": [], "usage": {"completion_tokens": 3}},
+    )
+    assert state.model == "m"  # chunks without a model keep it
+    assert state.text == "thinkdone!"
+    assert state.events[0].step_key == 2.5
+    assert (state.committed_tokens, state.prompt_tokens) == (3, 9)
+    chat = replay("draft-simple.chat.sse.jsonl", native=False)
+    assert chat.model == "tiny-target.gguf" and chat.tokens_per_event_exact is False
+
+
+def test_vllm_and_sglang_details_without_every_field_read_as_zero():
+    vllm = feed(False, {"choices": [], "metrics": {"speculative_decoding": {"num_spec_steps": 2}}})
+    assert vllm.spec_reported and (vllm.draft_n, vllm.draft_n_accepted, vllm.drafted_steps) == (0, 0, 2)
+    vllm = feed(False, {"choices": [], "metrics": {"speculative_decoding": {"num_draft_tokens": 3}}})
+    assert (vllm.draft_n, vllm.drafted_steps) == (3, 0)
+    sglang = feed(False, {"choices": [], "sglext": {"spec_tokens_details": {"spec_verify_ct": 7}}})
+    assert sglang.spec_reported is True and (sglang.draft_n, sglang.draft_n_accepted) == (0, 0)
+    zero = feed(False, {"choices": [], "sglext": {"spec_tokens_details": {"spec_num_correct_drafts": 1}}})
+    assert zero.verify_steps == 0
+
+
+def test_errors_and_lines_without_a_space():
+    state = streams.StreamState()
+    streams.feed_line(state, 0.0, 'data: {"error": {"message": "overloaded"}}', native=False)
+    assert state.error == "overloaded" and state.done
+    state = streams.StreamState()
+    streams.feed_line(state, 0.0, 'data: {"error": "plain text"}', native=False)
+    assert state.error == "plain text"
+    tight = streams.StreamState()
+    streams.feed_line(tight, 0.0, 'data:{"content":"a","tokens_predicted":1}', native=True)
+    assert tight.text == "a" and tight.error is None
+    junk = streams.StreamState()
+    streams.feed_line(junk, 0.0, "data: " + "x" * 100, native=True)
+    assert junk.error == "server sent a line that is not JSON: " + repr("x" * 80)
+
+
+def test_native_prompt_tokens_from_tokens_evaluated_and_events_without_content():
+    state = feed(True, {"tokens_predicted": 0}, {"stop": True, "tokens_predicted": 0, "tokens_evaluated": 57})
+    assert state.prompt_tokens == 57 and state.text == "" and state.events == []

@@ -9,7 +9,15 @@ import pytest
 from collectors.live import LiveLedger
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep import summary
-from collectors.verdict import curve_at, curve_ratio_at, live_energy, verdict, void_warning
+from collectors.verdict import (
+    LiveEnergy,
+    change,
+    curve_at,
+    curve_ratio_at,
+    live_energy,
+    verdict,
+    void_warning,
+)
 from tests.support.snapshots import window_snapshot
 from tests.support.sweep_rows import flagged, note25_rows
 
@@ -95,3 +103,82 @@ def test_void_warning(draft_url, draft_cmd, drafting, says):
     snap = ServerSnapshot(url=URL, backend="llama.cpp", taken_at_s=1.0, status="ok", drafting=drafting)
     warning = void_warning(URL, draft_url, draft_cmd, snap)
     assert (warning is None) if says is None else (says in warning)
+
+
+def busy_ledger(drafting: bool | None) -> LiveLedger:
+    live = LiveLedger()
+    for i in range(101):
+        live.add_power(100.0 + i / 10, 40.0, 4.0 * i)
+    for t in range(101, 111):
+        live.add_snapshot(
+            ServerSnapshot(
+                url="u",
+                backend="llama.cpp",
+                taken_at_s=float(t),
+                status="ok",
+                window_s=1.0,
+                window_tokens=100,
+                slots_busy=2,
+                busy_slots_per_decode=2.0,
+                drafting=drafting,
+            )
+        )
+    return live
+
+
+def test_live_energy_carries_every_figure_of_the_window():
+    live = busy_ledger(False)
+    live.known_idle_w = 10.0
+    now = live_energy(live, NOTE25, sweep_running=False)
+    # 40 W and 100 tok/s over the polls at 101..110 s: 10 s, 1000 tokens, 400 mJ/token, (40 - 10) / 100 net
+    assert (now.window_s, now.tokens) == (pytest.approx(10.0), 1000)
+    assert (now.mj_per_token, now.net_mj_per_token) == (pytest.approx(400.0), pytest.approx(300.0))
+    assert now.verdict.startswith("not drafting; at 2.0 requests drafting would save")
+    during = live_energy(busy_ledger(True), NOTE25, sweep_running=True)
+    assert during == LiveEnergy(None, None, None, 0, 2.0, "sweep running: live energy resumes after it")
+    empty = live_energy(LiveLedger(), NOTE25, sweep_running=False)
+    assert empty.verdict == "idle: the verdict needs traffic on the server"
+
+
+def test_the_verdicts_words_and_rounding():
+    assert change(0.4) == "saves 60 %" and change(1.6) == "costs 60 % more"
+    assert change(1.0) == "breaks even (+0 %, within 5 %)"
+    assert change(1.049) == "breaks even (+5 %, within 5 %)" and change(1.06) == "costs 6 % more"
+    assert verdict(300.0, 2.0, {"rows": []}, True) == "the last sweep has no plain curve to compare with"
+    plain_only = {
+        "rows": [
+            {
+                "batch": 1,
+                "plain": {"mj_per_token": 300.0, "trusted": True},
+                "energy_ratio": None,
+                "void": True,
+            }
+        ]
+    }
+    assert verdict(300.0, 2.0, plain_only, False) == "this server does not draft"
+
+
+def test_void_points_never_feed_the_ratio_curve():
+    rows = [
+        {"batch": 1, "energy_ratio": 0.8, "void": False, "trusted": True},
+        {"batch": 2, "energy_ratio": 5.0, "void": True, "trusted": False},  # nothing was drafted at 2
+        {"batch": 4, "energy_ratio": 1.2, "void": False, "trusted": True},
+    ]
+    # 2 is halfway from 1 to 4 on a log axis: halfway between 0.8 and 1.2
+    assert curve_ratio_at({"rows": rows}, 2) == pytest.approx(1.0)
+
+
+def test_void_warning_words_and_urls():
+    snap = ServerSnapshot(url=URL, backend="llama.cpp", taken_at_s=1.0, status="ok", drafting=False)
+    assert void_warning(URL + "/", URL, None, snap) == (
+        "VOID: this server is the draft arm but drafts nothing (llama-server needs "
+        "--spec-type draft-simple as well as -md)"
+    )
+    assert void_warning(URL + "/", None, "llama-server -m t.gguf -md d.gguf --port 8080", None) == (
+        "VOID: the draft model is loaded with -md but --spec-type is missing, so nothing is "
+        "drafted (add --spec-type draft-simple)"
+    )
+    # a draft command for another port is not this server's
+    assert (
+        void_warning(URL, None, "llama-server -m t.gguf -md d.gguf --spec-type x --port 9090", snap) is None
+    )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from collectors import promtext
 from collectors.servers import vllm
 from tests.support.fake_servers import (
     MODEL,
@@ -14,13 +13,10 @@ from tests.support.fake_servers import (
     mock_client,
     vllm_page,
 )
+from tests.support.polls import vllm_raw as raw
 from tests.support.vllm_engines import D0, D1, E0, E1
 
 URL = "http://127.0.0.1:8000"
-
-
-def raw(page: str, t_s: float, **kw) -> vllm.RawPoll:
-    return vllm.RawPoll(t_s, metrics=promtext.parse(page), **kw)
 
 
 def test_the_reference_excerpt_reads_as_the_reference_says():

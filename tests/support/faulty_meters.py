@@ -23,6 +23,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from collectors.meters.base import MeterInfo, MeterReading
+from collectors.meters.sampler import Sampler
 from collectors.simulator import Simulator
 from collectors.simulator.dcgm import dcgm_page, device_labels
 from collectors.simulator.loopback import LoopbackServer
@@ -127,3 +128,11 @@ class ScriptedMeter:
 
     def close(self) -> None:
         pass
+
+
+def fed(*items: MeterReading | Exception, **kw: Any) -> Sampler:
+    """A sampler that has already taken one reading of each of `items`, in order."""
+    sampler = Sampler(ScriptedMeter(items, **kw), rate_hz=10.0)
+    for _ in items:
+        sampler.tick()
+    return sampler

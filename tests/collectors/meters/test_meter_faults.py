@@ -15,9 +15,8 @@ from collectors.meters import plausible
 from collectors.meters.accumulate import CounterTracker
 from collectors.meters.base import MeterInfo, MeterReading
 from collectors.meters.exporters import ExporterMeter
-from collectors.meters.sampler import Sampler
 from tests.support.fake_exporters import DcgmExporter, DcgmGpu
-from tests.support.faulty_meters import ScriptedMeter
+from tests.support.faulty_meters import fed
 from tests.support.meter_fakes import FakeClock
 
 
@@ -78,13 +77,6 @@ def test_a_dcgm_counter_that_runs_back_adds_nothing_and_marks_the_reading():
     clock.advance(1.0)
     gpu.advance(1.0, 300.0)
     assert meter.read().energy_j == pytest.approx(before.energy_j + 300.0)
-
-
-def fed(*items, **kw) -> Sampler:
-    sampler = Sampler(ScriptedMeter(items, **kw), rate_hz=10.0)
-    for _ in items:
-        sampler.tick()
-    return sampler
 
 
 def test_a_reading_that_is_not_a_number_is_a_failed_read():

@@ -12,6 +12,7 @@ from collectors.errors import MeterUnavailable
 from collectors.meters.accumulate import PowerIntegrator
 from collectors.meters.base import MeterInfo, MeterReading
 from collectors.meters.sampler import Sampler, WindowEnergy
+from tests.support.faulty_meters import ScriptedMeter, fed
 from tests.support.meter_fakes import FakeClock
 
 PERIOD_S = 0.02  # the fake sensor's update period; the sampler runs at 1 / PERIOD_S
@@ -81,30 +82,6 @@ def test_known_truth_windows_within_one_percent(meter_cls):
     assert short.short_window and short.covered
 
 
-class Scripted:
-    """Returns the readings it is given, one per read; raises those that are exceptions."""
-
-    def __init__(self, items, method="counter", period_s=0.1) -> None:
-        self.items = list(items)
-        self.info = MeterInfo("scripted", ("x",), "test", method, period_s)
-
-    def read(self) -> MeterReading:
-        item = self.items.pop(0)
-        if isinstance(item, Exception):
-            raise item
-        return item
-
-    def close(self) -> None:
-        pass
-
-
-def fed(*items, **kw) -> Sampler:
-    sampler = Sampler(Scripted(items, **kw), rate_hz=10.0)
-    for _ in items:
-        sampler.tick()
-    return sampler
-
-
 def test_linear_interpolation_at_both_ends():
     s = fed(MeterReading(0.0, 0.0), MeterReading(1.0, 10.0), MeterReading(2.0, 30.0), MeterReading(3.0, 31.0))
     w = s.energy_between(0.5, 2.5)
@@ -122,7 +99,7 @@ def test_never_extrapolates_past_the_last_sample():
     assert w.energy_j == pytest.approx(5.0)  # only the covered part: 10.5 .. 11.0
     before = s.energy_between(9.0, 10.5)
     assert not before.covered and before.energy_j == pytest.approx(5.0)
-    empty = Sampler(Scripted([])).energy_between(0.0, 1.0)
+    empty = Sampler(ScriptedMeter([])).energy_between(0.0, 1.0)
     assert not empty.covered and empty.energy_j == 0.0 and empty.n_samples == 0
 
 
@@ -157,7 +134,7 @@ def test_failed_ticks_and_repeated_timestamps():
 
 
 def test_power_now_from_slope_and_bounded_memory():
-    s = Sampler(Scripted([MeterReading(float(t), 5.0 * t) for t in range(10)]), max_samples=4)
+    s = Sampler(ScriptedMeter([MeterReading(float(t), 5.0 * t) for t in range(10)]), max_samples=4)
     assert s.power_w_now() is None and s.latest() is None
     for _ in range(10):
         s.tick()

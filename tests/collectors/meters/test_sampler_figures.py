@@ -1,0 +1,147 @@
+"""The sampler's figures at their edges: window ends on a sample, held-level decreases, the power now,
+and the schedule after a stalled read (checked only from below, so a loaded machine cannot fail it)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from collectors.meters.base import MeterInfo, MeterReading
+from collectors.meters.sampler import Sampler
+from tests.support.faulty_meters import ScriptedMeter, fed
+
+
+class Counting:
+    """Readings at 1, 2, 3, … s with 1 J each, as many as asked for."""
+
+    info = MeterInfo("counting", ("x",), "test", "counter", 0.1)
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def read(self) -> MeterReading:
+        self.n += 1
+        return MeterReading(float(self.n), float(self.n))
+
+    def close(self) -> None:
+        pass
+
+
+def test_defaults_ten_readings_a_second_for_an_hour():
+    sampler = Sampler(Counting())
+    assert sampler.period_s == pytest.approx(0.1) and sampler.last_error is None
+    for _ in range(36_001):
+        sampler.tick()
+    assert len(sampler.readings()) == 36_000 and sampler.readings()[0].t_s == 2.0
+    tiny = Sampler(Counting(), max_samples=1)  # two are kept all the same: a window needs both ends
+    for _ in range(5):
+        tiny.tick()
+    assert [r.t_s for r in tiny.readings()] == [4.0, 5.0]
+
+
+def test_the_rate_must_be_positive():
+    with pytest.raises(ValueError, match="^rate_hz must be positive$"):
+        Sampler(Counting(), rate_hz=0)
+    assert Sampler(Counting(), rate_hz=0.5).period_s == 2.0
+
+
+def test_a_window_that_starts_and_ends_on_samples_is_covered():
+    s = fed(*(MeterReading(float(t), 10.0 * t) for t in range(11)))
+    w = s.energy_between(0.0, 10.0)
+    assert w.covered and w.energy_j == 100.0 and w.n_samples == 11
+    empty = s.energy_between(5.0, 5.0)  # an empty window is a window, not an error
+    assert empty.energy_j == 0.0 and empty.power_w is None
+    with pytest.raises(ValueError, match="^t1_s must not be before t0_s$"):
+        s.energy_between(5.0, 4.0)
+    assert (s.energy_at(0.0), s.energy_at(10.0), s.energy_at(9.5)) == (0.0, 100.0, 95.0)
+
+
+def test_every_decrease_is_held_level_and_a_flat_reading_is_not_one():
+    s = fed(*(MeterReading(float(t), e) for t, e in enumerate([10.0, 5.0, 8.0, 8.0, 2.0, 4.0])))
+    # 10, then a reset to 5 (offset 5), 8 → 13, 8 → 13 (flat, no decrease), 2 → 7 < 13 (offset 11), 4 → 15
+    assert [r.energy_j for r in s.readings()] == [10.0, 10.0, 13.0, 13.0, 13.0, 15.0]
+    assert s.decreases == 2
+
+
+def test_power_now_is_the_meters_own_else_the_last_two_samples_slope():
+    s = Sampler(ScriptedMeter([MeterReading(0.0, 0.0), MeterReading(1.0, 10.0), MeterReading(3.0, 40.0)]))
+    s.tick()
+    assert s.power_w_now() is None  # one energy-only sample: no slope yet
+    s.tick()
+    assert s.power_w_now() == 10.0
+    s.tick()
+    assert s.power_w_now() == 15.0  # 30 J over the last 2 s
+    assert fed(MeterReading(0.0, 0.0, power_w=7.5)).power_w_now() == 7.5
+
+
+def test_wait_for_a_sample_that_is_there_or_comes():
+    s = fed(MeterReading(5.0, 1.0))
+    assert s.wait_for(5.0, 0.01)  # a sample exactly at the time
+    assert not s.wait_for(6.0, 0.01)
+    late = Sampler(ScriptedMeter([MeterReading(5.0, 1.0), MeterReading(6.0, 2.0)]))
+    late.tick()
+    ticker = threading.Timer(0.05, late.tick)
+    ticker.start()
+    w = late.energy_between(5.0, 6.0, wait_s=0.5)  # the window's end arrives while it waits
+    ticker.join()
+    assert w.covered and w.energy_j == 1.0
+
+
+def test_the_thread_is_named_daemonic_restartable_and_a_stop_before_start_is_fine():
+    sampler = Sampler(Counting(), rate_hz=200.0)
+    sampler.stop()
+    sampler.start()
+    thread = sampler._thread
+    assert thread is not None and thread.name == "sampler-counting" and thread.daemon
+    assert sampler.start()._thread is thread  # started once
+    sampler.stop()
+    assert not thread.is_alive()
+    sampler.start()
+    assert sampler._thread is not thread and sampler._thread.is_alive()
+    sampler.stop()
+
+
+class StallOnce:
+    """A meter whose second read stalls for 3.5 periods (its clock jumps), and that stops the sampler at
+    its fourth read. The clock remembers its first reading: where the sampler's grid begins."""
+
+    info = MeterInfo("stall", ("x",), "test", "counter", 0.05)
+
+    def __init__(self) -> None:
+        self.offset_s, self.reads_at = 0.0, []
+        self.first_s: float | None = None
+        self.sampler: Sampler | None = None
+
+    def clock(self) -> float:
+        now = time.monotonic() + self.offset_s
+        if self.first_s is None:
+            self.first_s = now
+        return now
+
+    def read(self) -> MeterReading:
+        t = self.clock()
+        self.reads_at.append(t)
+        if len(self.reads_at) == 2:
+            self.offset_s += 3.5 * 0.05
+        if len(self.reads_at) == 4 and self.sampler is not None:
+            self.sampler._stop.set()
+        return MeterReading(t, float(len(self.reads_at)))
+
+    def close(self) -> None:
+        pass
+
+
+def test_after_a_stalled_read_the_next_ticks_stay_on_the_grid():
+    # 50 ms periods from t0; the second read ends 4.5 periods in, so the next grid point is 5 periods
+    # in: the sampler waits for it rather than reading at once (a burst) or dying. Checked only from
+    # below: waits never end early, so a loaded machine cannot fail it.
+    meter = StallOnce()
+    sampler = Sampler(meter, rate_hz=20.0, clock=meter.clock)
+    meter.sampler = sampler
+    sampler.start()
+    sampler._thread.join(10.0)
+    assert len(meter.reads_at) == 4 and meter.first_s is not None
+    assert meter.reads_at[2] - meter.first_s >= 5 * 0.05 - 1e-9
+    assert meter.reads_at[3] - meter.first_s >= 6 * 0.05 - 1e-9
