@@ -40,6 +40,7 @@ class AcceleratorReading:
     active_requests: int  # over all arms, at t_s
     busy_s: float  # cumulative seconds with at least one request active
     busy_energy_mj: float  # the part of energy_mj drawn during those seconds
+    request_s: float  # cumulative request-seconds (active requests × seconds): over busy_s, the mean batch
 
 
 class Accelerator:
@@ -70,6 +71,7 @@ class Accelerator:
         self._energy_mj = energy_offset_mj
         self._busy_s = 0.0
         self._busy_energy_mj = 0.0
+        self._request_s = 0.0
         self._power_w = profile.idle_w * speedup
 
     @property
@@ -101,9 +103,11 @@ class Accelerator:
         dt = max(0.0, t_s - self._t_last)
         energy = self._power_w * dt * 1000.0
         self._energy_mj += energy
-        if any(self._loads.values()):
+        active = sum(sum(load.values()) for load in self._loads.values())
+        if active:
             self._busy_s += dt
             self._busy_energy_mj += energy
+            self._request_s += active * dt
         self._t_last = max(self._t_last, t_s)
 
     def _settle(self, t_s: float) -> None:
@@ -161,5 +165,11 @@ class Accelerator:
             self._settle_decided()
             active = sum(sum(v.values()) for v in self._loads.values())
             return AcceleratorReading(
-                self._t_last, self._energy_mj, self._power_w, active, self._busy_s, self._busy_energy_mj
+                self._t_last,
+                self._energy_mj,
+                self._power_w,
+                active,
+                self._busy_s,
+                self._busy_energy_mj,
+                self._request_s,
             )
