@@ -178,13 +178,14 @@ async def test_dashboard_polls_a_hostile_server(routes):
 
 
 async def test_dashboard_survives_a_poll_that_fails_on_server_text():
-    # a /slots id that is not a number: the poll fails with the server's text in its message
+    # a /slots id that is the hostile text: the poll fails, says which field, and goes on
     with serving(HostileLlama(slot_id=TEXT)) as url:
         app = hostile_app(url)
         async with app.run_test(size=(160, 45), notifications=True) as pilot:
-            await wait_until(pilot, lambda: "[/x] [bold" in screen_text(app))
+            await wait_until(pilot, lambda: "/slots answered a `[0].id`" in screen_text(app))
             await pilot.pause(0.3)
             assert app.is_running and controls(screen_text(app)) == []
+            assert app.state.latest is not None and app.state.latest.status == "error"
 
 
 @pytest.mark.parametrize("stream", ["ok", "sse-error", "http-error"])
