@@ -284,6 +284,26 @@ async def test_a_poll_rewrites_only_the_cells_that_changed():
         assert ["slot", "3", "server", "69", "—", "—", "2", "—", "20.0"] in [line[:9] for line in shown]
 
 
+async def test_a_request_handing_over_to_another_slot_adds_and_removes_no_row():
+    app = quiet_app()
+    async with app.run_test(size=(140, 42)) as pilot:
+        busy = synthetic.snapshots()[1]
+        app.add_records(records(20))
+        slot_a, slot_b = (busy.busy_slot_tokens[0][0], 7)
+        on = lambda *slots: dataclasses.replace(busy, busy_slot_tokens=tuple((s, 40) for s in slots))  # noqa: E731
+        app.post_message(messages.ServerPolled(on(slot_a, slot_b)))  # both seen once
+        await pilot.pause()
+        table = app.query_one(RequestsTable)
+        calls = spy(table, "_rewrite_cell", "add_row", "remove_row", "clear")
+        app.post_message(messages.ServerPolled(on(slot_b)))  # slot a's request ends
+        app.post_message(messages.ServerPolled(on(slot_a)))  # a new one starts there as b's ends
+        await pilot.pause()
+        assert calls and set(calls) == {"_rewrite_cell"}
+        assert table.row_count == 20 + 2
+        assert str(table.get_cell(f"slot-{slot_b}", "tokens")) == "idle"
+        assert table.get_cell(f"slot-{slot_a}", "tokens") == "40"
+
+
 async def test_sorting_holds_as_rows_arrive():
     app = quiet_app()
     async with app.run_test(size=(140, 42)) as pilot:

@@ -1,4 +1,4 @@
-"""One row per request spectop can see: its own probes and sweep requests, and the server's busy slots."""
+"""One row per request spectop can see: its own probes and sweep requests, and the server's slots."""
 
 from __future__ import annotations
 
@@ -67,6 +67,7 @@ class RequestsTable(DataTable):
         self._sort: tuple[str, bool] | None = None
         self._shown: dict[str, tuple[object, ...]] = {}  # row key -> signatures of its cells
         self._slot_keys: set[str] = set()
+        self._slot_ids: set[int] = set()  # every slot seen busy: each keeps its row
         self._record_keys: set[str] = set()
         self._record_cells: dict[str, tuple[RequestRecord, Attribution | None, list[object]]] = {}
 
@@ -96,13 +97,24 @@ class RequestsTable(DataTable):
         slot_states: Iterable[tuple[int, int]] = (),
         slot_tok_s: dict[int, float] | None = None,
     ) -> None:
-        """The server's busy slots, live: one row each, tokens decoded so far and tokens/s."""
-        wanted: dict[str, list[object]] = {}
+        """The server's slots, live: a busy one's tokens decoded so far and tokens/s, the others idle.
+
+        A slot keeps its row once seen, idle or busy: adding or removing a row makes DataTable render
+        every visible cell again, while a rewritten cell re-renders only its row, so a request that
+        ends on one slot as another starts on the next costs a few cells, not the whole table.
+        """
+        busy_now = dict(slot_states)
+        self._slot_ids.update(busy_now)
         busy = num(snapshot.slots_busy, "d") if snapshot else "—"
-        for slot_id, n_decoded in slot_states:
-            rate = num((slot_tok_s or {}).get(slot_id), ".1f")
-            wanted[f"slot-{slot_id}"] = [f"slot {slot_id}", Text("server", style="cyan"), str(n_decoded)]
-            wanted[f"slot-{slot_id}"] += ["—", "—", busy, "—", rate] + ["—"] * 6
+        wanted: dict[str, list[object]] = {}
+        for slot_id in sorted(self._slot_ids):
+            cells: list[object] = [f"slot {slot_id}", Text("server", style="cyan")]
+            if slot_id in busy_now:
+                rate = num((slot_tok_s or {}).get(slot_id), ".1f")
+                cells += [str(busy_now[slot_id]), "—", "—", busy, "—", rate] + ["—"] * 6
+            else:
+                cells += [Text("idle", style="dim")] + ["—"] * 11
+            wanted[f"slot-{slot_id}"] = cells
         self._slot_keys = self._sync(self._slot_keys, wanted)
 
     def show_records(self, records: Iterable[RequestRecord], attribution: Mapping[str, Attribution]) -> None:
