@@ -51,10 +51,10 @@ class _Redactor:
         value_next = False
         for word in words:
             name, eq, value = word.partition("=")
-            if value_next:
+            if value_next and not self.secret_option(name):
                 out.append(self.hide(word))
                 value_next = False
-            elif self.secret_option(name):
+            elif self.secret_option(name):  # `--api-key --api-key K`: the second one is no value
                 out.append(f"{name}={self.hide(value)}" if eq else word)
                 value_next = not eq
             elif eq and _ENV_NAME.fullmatch(name) and is_secret_name(name):

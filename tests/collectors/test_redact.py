@@ -92,3 +92,10 @@ def test_the_secret_and_only_the_secret_is_replaced(words, secret):
     argv = ["llama-server", *words, "--api-key", secret, "--port", "8081"]
     assert shlex.split(redact_command(argv)) == [*argv[:-3], REDACTED, "--port", "8081"]
     assert secrets_in(argv) == [secret]
+
+
+def test_an_option_repeated_without_its_value_is_no_value():
+    # argparse reads `--api-key --api-key K` as a missing value, then K: K is the secret
+    assert redact_argv(["--api-key", "--api-key", "K1"]) == ["--api-key", "--api-key", REDACTED]
+    assert secrets_in(["--api-key", "--hf-token", "K1"]) == ["K1"]
+    assert redact_argv(["--api-key", "-dash-led"]) == ["--api-key", REDACTED]  # a key may start with "-"

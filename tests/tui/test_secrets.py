@@ -3,6 +3,8 @@ files or the terminal (a key inside a server command included), not the dashboar
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import shlex
@@ -11,13 +13,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from textual.widgets import Input
 
+from collectors.errors import SpectopError
 from collectors.launch import free_port
 from collectors.sweep.store import RunStore
 from tests.support.hostile_server import captured_llama, serving
 from tui.app import SpectopApp
-from tui.cli import main
+from tui.cli import main, parse
 from tui.config import Settings
 from tui.widgets.sweep_dialog import SweepDialog
 
@@ -65,6 +70,36 @@ def test_a_malformed_command_line_never_shows_a_key(argv, capsys):
     for key in (KEY, SERVER_KEY):
         assert key not in out + err
     assert f" {SHORT} " not in f" {err} " and f"'{SHORT}'" not in err
+
+
+WORDS = [
+    *("probe", "snapshot", "sweep", "doctor", "report", "export", "dashboard"),
+    *("--tokens", "--route", "--meter", "--server", "--json", "--window", "--bogus", "--draft-cmd"),
+    *("--api-key", "--api", "--a", "--", "-x", "x", "many", "1", "-1", "nan", "http://127.0.0.1:9"),
+]
+KEY_FORMS = [
+    ["--api-key", KEY],
+    [f"--api-key={KEY}"],
+    ["--api", KEY],
+    [f"--api={KEY}"],
+    ["--draft-cmd", f"llama-server --api-key {SERVER_KEY}"],
+    [f"--draft-cmd=llama-server --hf-token={SERVER_KEY}"],
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(WORDS), max_size=6), st.sampled_from(KEY_FORMS), st.integers(0, 6))
+def test_no_command_line_gets_a_key_quoted_back(words, key_form, at):
+    argv = [*words[:at], *key_form, *words[at:]]
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(err):
+        try:
+            parse(argv)
+        except SystemExit:  # argparse's own error (or --help)
+            pass
+        except SpectopError as exc:  # the misplaced-command line, shown as main shows it
+            err.write(str(exc))
+    assert KEY not in err.getvalue() and SERVER_KEY not in err.getvalue()
 
 
 def test_doctor_takes_the_api_key_and_sends_it_to_the_server_only():
