@@ -25,6 +25,7 @@ import httpx
 
 from collectors import server_lifetime
 from collectors.errors import SpectopError
+from collectors.redact import scrub, secrets_in
 from collectors.server_lifetime import stop_all
 from collectors.specflags import (
     derive_plain_argv,
@@ -202,7 +203,7 @@ class ServerProcess:
 
     def _fail(self, what: str) -> None:
         self.stop()
-        tail = self.log_tail()
+        tail = scrub(self.log_tail(), secrets_in(self.argv))  # vLLM logs its arguments, a key too
         body = f"{what}; last lines of its log:\n{tail}" if tail else f"{what}; its log is empty"
         raise SpectopError(body, fix=f"full log: {self.log_path}")
 

@@ -5,28 +5,45 @@ where the subcommand's defaults then overwrite them (`spectop --meter none probe
 auto meter). So the top level has no options of its own besides --help and --version: leading
 options with no command after them are the dashboard's (`spectop --server URL`, as the README
 shows), and leading options followed by a command stop with one line that gives the command to type
-instead, any API key in it masked.
+instead, any API key in it masked. argparse quotes the command line in its errors ("unrecognized
+arguments: --api-key S"), and an error may quote a server: neither shows a secret from the command
+line (collectors/redact.py) or a raw control character (`fmt.printable`).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from collectors.errors import SpectopError
 from collectors.fmt import printable
+from collectors.redact import redact_argv, scrub, secrets_in
 from tui.commands import Command, dashboard, demo, doctor, export, probe, report, snapshot, sweep
 
 # Typed, so mypy checks every module against Command; a test checks that none is left off.
 COMMANDS: tuple[Command, ...] = (dashboard, demo, doctor, export, probe, report, snapshot, sweep)
 DEFAULT = dashboard
 TOP_LEVEL_FLAGS = ("--help", "--version")  # -h too; argparse also takes unique prefixes of these
+SECRET_OPTIONS = ("--api-key",)  # spectop's own, which argparse also reads abbreviated (--api)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def without_secrets(text: str, secrets: Sequence[str] = ()) -> str:
+    """`text` (quoting a command line) with the values of secret options and `secrets` replaced."""
+    return scrub(" ".join(redact_argv(text.split(" "), abbreviations=SECRET_OPTIONS)), secrets)
+
+
+def build_parser(secrets: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The parser; its errors (and its subcommands') never show `secrets`, the command line's."""
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> NoReturn:
+            super().error(without_secrets(message, secrets))
+
+    parser = Parser(
         prog="spectop",
         description="Live energy monitoring of LLM servers that use speculative decoding. "
         f"With no command, or with only {DEFAULT.NAME} options (spectop --server URL), "
@@ -59,7 +76,11 @@ def with_command(argv: Sequence[str]) -> list[str]:
     if at is None:
         return [DEFAULT.NAME, *args]
     name = args[at]
-    typed = ["spectop", name, *_mask_api_key(args[:at] + args[at + 1 :])]
+    typed = [
+        "spectop",
+        name,
+        *redact_argv(args[:at] + args[at + 1 :], placeholder="KEY", abbreviations=SECRET_OPTIONS),
+    ]
     raise SpectopError(
         f"options before the command {name!r} are not read", f"put them after it: {shlex.join(typed)}"
     )
@@ -87,34 +108,26 @@ def _abbreviates(word: str, flags: Sequence[str]) -> bool:
     return len(option) > 2 and any(flag.startswith(option) for flag in flags)
 
 
-def _mask_api_key(words: list[str]) -> list[str]:
-    """The words with the value of --api-key (or a prefix of it, as argparse accepts) replaced."""
-    masked = []
-    follows_flag = False
-    for word in words:
-        option, eq, _ = word.partition("=")
-        if follows_flag:
-            masked.append("KEY")
-        elif eq and _abbreviates(option, ("--api-key",)):
-            masked.append(f"{option}=KEY")
-        else:
-            masked.append(word)
-        follows_flag = not eq and _abbreviates(option, ("--api-key",))
-    return masked
+def command_line_secrets(argv: Sequence[str]) -> list[str]:
+    """The secrets a command line holds (API keys, also inside --draft-cmd), and $SPECTOP_API_KEY."""
+    from_env = os.environ.get("SPECTOP_API_KEY")
+    return secrets_in(argv, abbreviations=SECRET_OPTIONS) + ([from_env] if from_env else [])
 
 
 def parse(argv: Sequence[str]) -> argparse.Namespace:
     """The parsed command line, `run` set to the command's; SpectopError for a misplaced command."""
-    return build_parser().parse_args(with_command(argv))
+    return build_parser(command_line_secrets(argv)).parse_args(with_command(argv))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
     try:
-        args = parse(sys.argv[1:] if argv is None else argv)
+        args = parse(argv)
         return int(args.run(args) or 0)
     except SpectopError as exc:
         # an error may quote a server (an HTTP body, a launched server's log): never raw on the terminal
-        print(f"spectop: {printable(str(exc), keep_newlines=True)}", file=sys.stderr)
+        shown = printable(scrub(str(exc), command_line_secrets(argv)), keep_newlines=True)
+        print(f"spectop: {shown}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("spectop: interrupted", file=sys.stderr)

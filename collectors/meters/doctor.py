@@ -4,7 +4,7 @@ Pitfalls handled: the server's dialect is detected the way every command detects
 registry), then only that dialect's own health and load endpoints are asked; a server still
 loading its model fails detection, so /health is reported on its own to say so; server and
 exporter text is untrusted, so a row carries at most a short single-line excerpt of it, with its
-control characters made visible (`fmt.printable`).
+control characters made visible (`fmt.printable`); the API key goes to the server, never to a meter.
 """
 
 from __future__ import annotations
@@ -116,7 +116,9 @@ UNREACHABLE_FIX = "start the server, or check --server URL and that the port is 
 NOT_READY_FIX = "the server is up but not ready (still loading the model?)"
 
 
-def check_server(url: str, client: httpx.AsyncClient | None = None) -> list[DoctorRow]:
+def check_server(
+    url: str, client: httpx.AsyncClient | None = None, api_key: str | None = None
+) -> list[DoctorRow]:
     """Which dialect answers at `url` (detected as every command does), then its health and load endpoints."""
     base = url.rstrip("/")
     if "://" not in base:
@@ -127,11 +129,13 @@ def check_server(url: str, client: httpx.AsyncClient | None = None) -> list[Doct
         base = check_url(base)
     except SpectopError as exc:
         return [DoctorRow("server", url, "failed", exc.what, exc.fix)]
-    return asyncio.run(_check_server(base, client))
+    return asyncio.run(_check_server(base, client, api_key))
 
 
-async def _check_server(base: str, client: httpx.AsyncClient | None) -> list[DoctorRow]:
-    http = client if client is not None else make_client()
+async def _check_server(
+    base: str, client: httpx.AsyncClient | None, api_key: str | None = None
+) -> list[DoctorRow]:
+    http = client if client is not None else make_client(api_key)
     try:
         try:
             backend = await detect(base, http)
@@ -179,10 +183,11 @@ def run_doctor(
     *,
     openers: Mapping[str, Opener] | None = None,
     client: httpx.AsyncClient | None = None,
+    api_key: str | None = None,
 ) -> DoctorReport:
     rows = check_meters(meter_spec, openers)
     if server_url:
-        rows += check_server(server_url, client)
+        rows += check_server(server_url, client, api_key)
     return DoctorReport(tuple(rows), meter_spec, server_url)
 
 

@@ -1,14 +1,20 @@
-"""The two arms of a sweep: running servers, or commands spectop starts and stops itself."""
+"""The two arms of a sweep: running servers, or commands spectop starts and stops itself.
+
+A command's secrets (`--api-key …`) are for the server only: an arm is shown and saved with them
+replaced (collectors/redact.py), and its argv, which has them, is left out of its repr.
+"""
 
 from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from collectors.errors import SpectopError
 from collectors.launch import ServerProcess, url_from_argv
+from collectors.redact import redact_argv, redact_command
 from collectors.servers import check_url
 from collectors.specflags import derive_plain_argv, has_speculative_flags
 
@@ -19,7 +25,7 @@ class ArmSpec:
 
     name: str  # "plain" or "draft"
     url: str
-    argv: tuple[str, ...] = ()
+    argv: tuple[str, ...] = field(default=(), repr=False)
     derived: bool = False  # plain argv made from the draft argv by dropping speculative flags
     dropped: tuple[str, ...] = ()  # what was dropped to derive it
 
@@ -29,7 +35,12 @@ class ArmSpec:
 
     @property
     def command(self) -> str:
-        return shlex.join(self.argv) if self.argv else f"(running at {self.url})"
+        """The command as people and files see it: its secrets replaced."""
+        return redact_command(self.argv) if self.argv else f"(running at {redact_command(self.url)})"
+
+    def saved(self) -> dict[str, Any]:
+        """The arm as a run's files keep it: every field, the argv's secrets replaced."""
+        return {**asdict(self), "argv": redact_argv(self.argv)}
 
 
 def split_command(command: str | Sequence[str]) -> list[str]:

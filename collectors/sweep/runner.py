@@ -200,7 +200,7 @@ class _Sweep:
                     "prompts": list(self.plan.prompts.prompts),
                 },
             },
-            "arms": [asdict(a) for a in self.arms],
+            "arms": [a.saved() for a in self.arms],
             "meter": self.meter,
             "machine": machine(),
             "planned_points": planned,

@@ -5,7 +5,9 @@ or impossible path) and a file that cannot be written (a full disk) are one-line
 tracebacks; a point row is appended whole or not at all (a failed write is cut back off, and a line
 left torn by a crash is ended before the next row, so it never swallows one); reading a run skips
 what is not a whole sweep point (a torn last line, a corrupt or foreign line, wrong types) instead
-of failing on it, and says what it skipped. Files are strict JSON: no NaN or Infinity.
+of failing on it, and says what it skipped. Files are strict JSON: no NaN or Infinity. A server
+command may carry an API key: whoever built a row, every `command` and `argv` in it is written with
+its secrets replaced (collectors/redact.py).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 
 from collectors.errors import SpectopError
 from collectors.json_forms import dumps, finite
+from collectors.redact import redact_argv, redact_command
 
 POINT_SCHEMA = "spectop.point/1"
 
@@ -70,11 +73,11 @@ class RunStore:
         self.points_path = run_dir / "points.jsonl"
 
     def write_meta(self, meta: Mapping[str, Any]) -> None:
-        _write_atomic(self.run_dir / "meta.json", dumps(meta, indent=2, default=str))
+        _write_atomic(self.run_dir / "meta.json", dumps(without_secrets(meta), indent=2, default=str))
 
     def append_point(self, row: Mapping[str, Any]) -> None:
         """One whole line, synced; on a failed write (a full disk) the file is cut back as it was."""
-        data = (dumps(row, default=str) + "\n").encode("utf-8")
+        data = (dumps(without_secrets(row), default=str) + "\n").encode("utf-8")
         try:
             fd = os.open(self.points_path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         except OSError as exc:
@@ -100,6 +103,23 @@ class RunStore:
         _write_atomic(self.run_dir / "summary.json", dumps(summary, indent=2, default=str))
         _write_atomic(self.run_dir / "summary.csv", table_csv)
         _write_atomic(self.run_dir / "summary.md", table_md)
+
+
+def without_secrets(value: Any) -> Any:
+    """`value` with the secrets of every command in it (`command` strings, `argv` lists) replaced."""
+    if isinstance(value, Mapping):
+        out: dict[Any, Any] = {}
+        for key, item in value.items():
+            if key == "command" and isinstance(item, str):
+                out[key] = redact_command(item)
+            elif key == "argv" and isinstance(item, list | tuple):
+                out[key] = redact_argv(str(word) for word in item)
+            else:
+                out[key] = without_secrets(item)
+        return out
+    if isinstance(value, list | tuple):
+        return [without_secrets(item) for item in value]
+    return value
 
 
 def _write_atomic(path: Path, text: str) -> None:

@@ -3,7 +3,8 @@
 `HostileLlama` is the captured llama-server (tests/data/llama-server, draft-simple) whose model
 name, build, speculative types, finish reason, /health body, SSE error and HTTP error bodies all
 carry `TEXT`; `hostile_vllm` is the fake vLLM whose `model_name` label and model id carry it, and
-`hostile_prometheus` a Prometheus whose query errors do.
+`hostile_prometheus` a Prometheus whose query errors do. `python -m tests.support.hostile_server
+--port N …` serves the captures unaltered, as a command a sweep launches (its other flags ignored).
 `serving` puts either on a loopback port that answers GET and POST, for the CLI run as a
 subprocess and for the dashboard.
 """
@@ -11,6 +12,7 @@ subprocess and for the dashboard.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,6 +36,23 @@ StreamMode = Literal["ok", "sse-error", "http-error"]
 
 def _sse(events: list[dict]) -> bytes:
     return "".join(f"data: {json.dumps(e)}\n\n" for e in events).encode() + b"data: [DONE]\n\n"
+
+
+def _captured_events(native: bool) -> list[dict]:
+    name = f"{PREFIX}.{'completion' if native else 'chat'}.sse.jsonl"
+    return [json.loads(line[5:]) for _, line in captures.sse_lines(name) if line.startswith("data: {")]
+
+
+def captured_llama(path: str, query: dict[str, str]) -> Answer:
+    """llama-server as it answered when captured: no hostile text."""
+    files = {"/health": "health", "/props": "props", "/slots": "slots.idle", "/v1/models": "models"}
+    if path in files:
+        return json_answer(captures.read_json(f"{PREFIX}.{files[path]}.json"))
+    if path == "/metrics":
+        return 200, "text/plain; version=0.0.4", captures.read_text(f"{PREFIX}.metrics.after.txt").encode()
+    if path in ("/completion", "/v1/chat/completions"):
+        return 200, "text/event-stream", _sse(_captured_events(native=path == "/completion"))
+    return 404, "application/json", b'{"error": {"code": 404, "message": "File Not Found"}}'
 
 
 @dataclass
@@ -74,8 +93,7 @@ class HostileLlama:
     def completion(self, native: bool) -> Answer:
         if self.stream == "http-error":
             return 500, "text/plain", f"internal error: {self.text}".encode()
-        name = f"{PREFIX}.{'completion' if native else 'chat'}.sse.jsonl"
-        events = [json.loads(line[5:]) for _, line in captures.sse_lines(name) if line.startswith("data: {")]
+        events = _captured_events(native)
         for event in events:
             event["model"] = self.text
             if event.get("stop"):
@@ -124,6 +142,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command == "POST":
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
         url = urlsplit(self.path)
+        self.server.requests.append((url.path, dict(self.headers)))  # type: ignore[attr-defined]
         status, content_type, body = self.server.routes(url.path, dict(parse_qsl(url.query)))  # type: ignore[attr-defined]
         self.send_response(status)
         self.send_header("Content-Type", content_type)
@@ -138,11 +157,13 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def serving(routes: Routes) -> Iterator[str]:
-    """`routes` on 127.0.0.1 at a free port (GET and POST, requests served concurrently)."""
+def serving(routes: Routes, requests: list[tuple[str, dict[str, str]]] | None = None) -> Iterator[str]:
+    """`routes` on 127.0.0.1 at a free port (GET and POST, requests served concurrently); each
+    request's path and headers are appended to `requests`."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     server.daemon_threads = True
     server.routes = routes  # type: ignore[attr-defined]
+    server.requests = requests if requests is not None else []  # type: ignore[attr-defined]
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
@@ -151,3 +172,11 @@ def serving(routes: Routes) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join(5)
+
+
+if __name__ == "__main__":
+    # as a launched server: `--port N` is read, every other flag (an API key too) is ignored
+    port = int(sys.argv[sys.argv.index("--port") + 1])
+    launched = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
+    launched.routes, launched.requests = captured_llama, []  # type: ignore[attr-defined]
+    launched.serve_forever()

@@ -19,6 +19,7 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from textual.widgets import Input
 
+from collectors.errors import SpectopError
 from collectors.exporter import SpectopExporter
 from collectors.meters import MeterInfo
 from collectors.servers.auto import AutoCollector
@@ -177,15 +178,44 @@ async def test_dashboard_polls_a_hostile_server(routes):
             assert "x] [bold" in screen_text(app)  # the model's file name: after the "/" of "[/x]"
 
 
-async def test_dashboard_survives_a_poll_that_fails_on_server_text():
-    # a /slots id that is the hostile text: the poll fails, says which field, and goes on
+async def test_dashboard_survives_a_wrongly_typed_answer_from_a_hostile_server():
+    # a /slots id that is not a number: the poll fails, naming the field, and polling goes on
     with serving(HostileLlama(slot_id=TEXT)) as url:
         app = hostile_app(url)
         async with app.run_test(size=(160, 45), notifications=True) as pilot:
-            await wait_until(pilot, lambda: "/slots answered a `[0].id`" in screen_text(app))
+            await wait_until(pilot, lambda: "/slots answered" in screen_text(app))
             await pilot.pause(0.3)
             assert app.is_running and controls(screen_text(app)) == []
             assert app.state.latest is not None and app.state.latest.status == "error"
+
+
+class RaisingCollector:
+    """A collector whose every poll raises `exc`: a parser that quotes the server in its error."""
+
+    backend = "llama.cpp"
+
+    def __init__(self, exc: Exception) -> None:
+        self.exc = exc
+
+    async def poll(self):
+        raise self.exc
+
+    async def busy_slots(self) -> int | None:
+        return None
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [SpectopError(f"/props answered {TEXT}", "fix it"), ValueError(f"invalid literal for int(): {TEXT}")],
+    ids=["SpectopError", "a parser's bug"],
+)
+async def test_dashboard_survives_a_poll_that_fails_quoting_server_text(exc):
+    app = SpectopApp(Settings(server_url=synthetic.URL, interval_s=0.1), RaisingCollector(exc), None)
+    async with app.run_test(size=(160, 45), notifications=True) as pilot:
+        await wait_until(pilot, lambda: "[/x] [bold" in screen_text(app))
+        await pilot.pause(0.3)
+        shown = screen_text(app)
+        assert app.is_running and controls(shown) == [] and ESC_SHOWN in shown
 
 
 @pytest.mark.parametrize("stream", ["ok", "sse-error", "http-error"])

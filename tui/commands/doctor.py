@@ -19,11 +19,11 @@ DESCRIPTION = (
 def add_options(parser: argparse.ArgumentParser) -> None:
     opts.add_options(parser, "meter")
     opts.add_server_option(parser, optional=True)
-    opts.add_options(parser, "json")
+    opts.add_options(parser, "api-key", "json")
 
 
 def run(args: argparse.Namespace) -> int:
-    report = run_doctor(args.meter, args.server)
+    report = run_doctor(args.meter, args.server, api_key=opts.api_key(args))
     if args.json:
         opts.print_json(report.to_dict())
     else:

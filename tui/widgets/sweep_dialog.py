@@ -1,4 +1,8 @@
-"""The dialog that sets up a sweep: a quick preset beside the full protocol, batches, length, passes, prompts, arms."""
+"""The dialog that sets up a sweep: a quick preset beside the full protocol, batches, length, passes, prompts, arms.
+
+An arm's command is shown with its secrets replaced (`--api-key ***`, collectors/redact.py); what
+runs is the command as given, with any edit the user made to the shown one.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
 from collectors.errors import SpectopError
+from collectors.redact import redact_command, restore
 from collectors.sweep.arms import ArmSpec, make_arms
 from collectors.sweep.plan import SweepPlan, parse_batches
 from collectors.sweep.prompts import BUILT_IN, load_prompts
@@ -76,7 +81,7 @@ class SweepDialog(ModalScreen[SweepRequest | None]):
                     ("draft", self.draft, DRAFT_HINT),
                 ):
                     yield Label(f"{arm} arm (URL or command)")
-                    yield Input(value, id=arm, compact=True, placeholder=placeholder)
+                    yield Input(redact_command(value), id=arm, compact=True, placeholder=placeholder)
                 yield Label("fresh server per point")
                 yield Checkbox(value=plan.fresh_server, id="fresh", compact=True)
                 yield Label("refine around the crossover")
@@ -127,6 +132,6 @@ class SweepDialog(ModalScreen[SweepRequest | None]):
             fresh_server=self.query_one("#fresh", Checkbox).value,
             refine=self.query_one("#refine", Checkbox).value,
         )
-        plain_url, plain_cmd = parse_arm(value("#plain"))
-        draft_url, draft_cmd = parse_arm(value("#draft"))
+        plain_url, plain_cmd = parse_arm(restore(value("#plain"), self.plain))
+        draft_url, draft_cmd = parse_arm(restore(value("#draft"), self.draft))
         return SweepRequest(plan, make_arms(plain_url, draft_url, plain_cmd, draft_cmd))
