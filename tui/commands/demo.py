@@ -21,6 +21,8 @@ from collectors.errors import SpectopError
 from collectors.simulator import PROFILES, Simulator
 from collectors.simulator.simulator import SimulatorState
 from collectors.simulator.traffic import TrafficGenerator, default_pattern
+from collectors.sweep.plan import MAX_TOKENS
+from tui.commands import _common as opts
 from tui.config import Settings
 
 NAME = "demo"
@@ -56,15 +58,21 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--port",
-        type=int,
+        type=opts.whole("--port", 0, 65533, 9000),
         default=0,
         metavar="P",
         help="plain arm on P, draft on P+1, meter on P+2 (default 0: free ports)",
     )
-    parser.add_argument("--seed", type=int, default=0, metavar="S", help="noise and draft seed (default 0)")
+    parser.add_argument(
+        "--seed",
+        type=opts.whole("--seed", 0, 2**32 - 1, 0),
+        default=0,
+        metavar="S",
+        help="noise and draft seed (default 0)",
+    )
     parser.add_argument(
         "--speedup",
-        type=float,
+        type=opts.seconds("--speedup", 0.0, 1000.0, 10.0, above_low=True, unit="a factor"),
         default=1.0,
         metavar="X",
         help="multiply every token rate and every watt by X; mJ/token and acceptance "
@@ -77,14 +85,22 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         help=f"calibration profile: {', '.join(PROFILES)}, or classes:code|prose|edit (default note25)",
     )
     parser.add_argument(
-        "--phase", type=float, default=16.0, metavar="S", help="seconds per concurrency level (default 16)"
+        "--phase",
+        type=opts.seconds("--phase", 0.0, opts.MAX_SECONDS, 16.0, above_low=True),
+        default=16.0,
+        metavar="S",
+        help="seconds per concurrency level (default 16)",
     )
     parser.add_argument(
-        "--tokens", type=int, default=128, metavar="N", help="tokens per demo request (default 128)"
+        "--tokens",
+        type=opts.whole("--tokens", 1, MAX_TOKENS, 128),
+        default=128,
+        metavar="N",
+        help="tokens per demo request (default 128)",
     )
     parser.add_argument(
         "--duration",
-        type=float,
+        type=opts.seconds("--duration", 0.0, 365 * opts.MAX_SECONDS, 60.0),
         default=0.0,
         metavar="S",
         help="stop after S seconds (default 0: run until Ctrl-C)",

@@ -50,9 +50,17 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--batches", default="1,2,4,8,16", help="concurrent requests per point (default 1,2,4,8,16)"
     )
-    parser.add_argument("--tokens", type=int, default=None, help="tokens per answer (default 256; quick 96)")
     parser.add_argument(
-        "--passes", type=int, default=None, help="passes, the second in reverse order (default 2)"
+        "--tokens",
+        type=opts.whole("--tokens", 2, sweep_plan.MAX_TOKENS, 256),
+        default=None,
+        help="tokens per answer (default 256; quick 96)",
+    )
+    parser.add_argument(
+        "--passes",
+        type=opts.whole("--passes", 1, sweep_plan.MAX_PASSES, 2),
+        default=None,
+        help="passes, the second in reverse order (default 2)",
     )
     parser.add_argument(
         "--prompts",
@@ -62,7 +70,11 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--quick", action="store_true", help="batches 1,2,4,8, 96 tokens, one pass, refined")
     parser.add_argument(
-        "--idle", type=float, default=None, metavar="S", help="idle baseline seconds (default 5)"
+        "--idle",
+        type=opts.seconds("--idle", 0.0, sweep_plan.MAX_IDLE_S, 5.0),
+        default=None,
+        metavar="S",
+        help="idle baseline seconds (default 5)",
     )
     parser.add_argument(
         "--fresh-server", action="store_true", help="restart launched servers before every point"
