@@ -2,8 +2,9 @@
 
 Without options it opens the dashboard on the draft arm, with traffic walking 1 -> 16 concurrent
 requests and back, and the sweep's arms prefilled (traffic pauses while a sweep runs).
-`--serve-only` prints the plain, draft and meter URLs (one per line: name, space, URL) and serves
-until Ctrl-C. `--no-ui` prints a live line per second instead of opening the dashboard.
+`--serve-only` prints the plain, draft and meter URLs (one per line: name, space, URL; the meter's
+with the `?period=` to give `--meter dcgm=` so windows are not all flagged short) and serves until
+Ctrl-C. `--no-ui` prints a live line per second instead of opening the dashboard.
 """
 
 from __future__ import annotations
@@ -175,13 +176,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _serve_only(sim: Simulator, args: argparse.Namespace) -> int:
-    print(f"plain {sim.plain_url}\ndraft {sim.draft_url}\nmeter {sim.meter_url}", flush=True)
+    print(f"plain {sim.plain_url}\ndraft {sim.draft_url}\nmeter {sim.meter_page_url}", flush=True)
     print(
         f"spectop demo: simulating {sim.profile.description} (seed {args.seed}, speedup {args.speedup:g}); "
         "Ctrl-C stops it\n"
         f"  try: spectop snapshot --server {sim.draft_url}\n"
         f"       spectop sweep --plain {sim.plain_url} --draft {sim.draft_url} "
-        f"--meter 'dcgm={sim.meter_url}/metrics?period=0.1'",
+        f"--meter 'dcgm={sim.meter_page_url}'",
         file=sys.stderr,
         flush=True,
     )
@@ -223,7 +224,7 @@ class _LiveLine:
 def _live(sim: Simulator, args: argparse.Namespace) -> int:
     print(
         f"spectop demo: {sim.profile.description}; speedup {args.speedup:g}\n"
-        f"  plain {sim.plain_url}  draft {sim.draft_url}  meter {sim.meter_url}/metrics\n"
+        f"  plain {sim.plain_url}  draft {sim.draft_url}  meter {sim.meter_page_url}\n"
         "  traffic: 1, 2, 4, 8, 16 requests and back, plain then draft at each level; Ctrl-C stops",
         flush=True,
     )
@@ -251,7 +252,7 @@ def _dashboard(sim: Simulator, args: argparse.Namespace) -> int:
         title="spectop demo",
     )
     # a few idle seconds first, so the dashboard measures the idle baseline before the traffic
-    return dashboard_with_traffic(settings, f"dcgm={sim.meter_url}/metrics?period=0.1", traffic, IDLE_FIRST_S)
+    return dashboard_with_traffic(settings, f"dcgm={sim.meter_page_url}", traffic, IDLE_FIRST_S)
 
 
 def dashboard_with_traffic(
