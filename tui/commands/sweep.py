@@ -1,10 +1,12 @@
 """`spectop sweep`: the paired plain-versus-draft sweep, headless, with a live progress display.
 
-Exit codes: 0 the sweep finished and every batch had a trustworthy pair; 3 it finished but some
-batch (or every one) had none, so the recommendation leaves it out (or there is none: no meter, a
-stale or implausible meter, too few slots...); 1 it stopped on an error (a server died, the disk
-filled), completed points saved; 2 bad input, nothing measured; 130 Ctrl-C, and 128 + the signal
-for SIGTERM (143) and SIGHUP (129), with the summary of the completed points written in each case.
+Exit codes: 0 the sweep finished and every batch had a trustworthy pair (or, with `--meter none`,
+nothing is missing but the energy it was told not to measure); 3 it finished but some batch (or
+every one) had none, so the recommendation leaves it out (or there is none): a dead, stale,
+backwards or implausible meter, failed requests, too few slots...; 1 it stopped on an error (a
+server died, the disk filled), completed points saved; 2 bad input, nothing measured; 130 Ctrl-C,
+and 128 + the signal for SIGTERM (143) and SIGHUP (129), with the summary of the completed points
+written in each case.
 """
 
 from __future__ import annotations
@@ -252,8 +254,9 @@ def _finish(ended: SweepEnded, out, as_json: bool, interrupted: str | None) -> i
             file=sys.stderr,
         )
         return 1 if what.startswith("stopped:") else 130
-    if summary["untrusted"]:
-        batches = ", ".join(str(u["batch"]) for u in summary["untrusted"])
+    untrusted = _untrusted_batches(summary)
+    if untrusted:
+        batches = ", ".join(str(b) for b in untrusted)
         print(
             f"spectop: no trustworthy pair at B={batches}: the result cannot be trusted there "
             f"(see the flags; files in {ended.run_dir})",
@@ -264,6 +267,13 @@ def _finish(ended: SweepEnded, out, as_json: bool, interrupted: str | None) -> i
 
 
 UNTRUSTED = 3  # the sweep finished, but some batch had no trustworthy pair
+# `--meter none` asks for speed alone: energy left unmeasured on purpose makes no result untrusted
+CHOSEN = {"no-meter"}
+
+
+def _untrusted_batches(summary: dict) -> list[int]:
+    """The batches whose pair cannot be trusted for a reason the user did not choose."""
+    return [u["batch"] for u in summary["untrusted"] if set(u["because"]) - CHOSEN]
 
 
 def _w(power_w: float | None) -> str:
