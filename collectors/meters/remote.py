@@ -17,6 +17,7 @@ from collectors.promtext import Sample
 DCGM_ENERGY = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"  # counter, mJ, since the driver loaded
 DCGM_POWER = "DCGM_FI_DEV_POWER_USAGE"  # gauge, W (NVML's 1 s average on Ampere and newer)
 OPTIONS = ("period", "host")  # spectop's own URL parameters, removed before the request
+MAX_PERIOD_S = 3600.0  # exporters collect every few seconds to a minute; an hour is the sanity bound
 _NODE_RAPL = re.compile(r"^node_rapl_(?:(\w+)_)?joules$")
 _TOP_ZONE = re.compile(r"intel-rapl:\d+$")  # package zones; subzones have a second colon
 _ANY_ZONE = re.compile(r"intel-rapl:\d+(?::\d+)?$")  # never intel-rapl-mmio
@@ -60,9 +61,12 @@ def period_option(options: Mapping[str, str], default_s: float) -> float:
     try:
         period_s = float(text.rstrip("s"))
     except ValueError:
-        period_s = -1.0
-    if not period_s > 0:
-        raise MeterUnavailable(f"bad period {text!r}", "give seconds, e.g. ?period=1")
+        period_s = math.nan
+    # NaN, infinite or a day-long period would make every staleness and quantization bound useless
+    if not (math.isfinite(period_s) and 0 < period_s <= MAX_PERIOD_S):
+        raise MeterUnavailable(
+            f"bad period {text!r}: give seconds above 0, up to {MAX_PERIOD_S:g}", "e.g. ?period=1"
+        )
     return period_s
 
 

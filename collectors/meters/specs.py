@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ from collectors.meters.base import Meter, MeterInfo
 from collectors.meters.sampler import Sampler
 
 Opener = Callable[[str | None], Meter]  # receives the text after ':' or '=', or None
+MAX_TDP_W = 10_000.0  # `estimate=W` is one machine's CPUs: beyond any socket count sold
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,10 +52,18 @@ def _need(arg: str | None, name: str) -> str:
 
 
 def _tdp(arg: str | None) -> float | None:
+    if not arg:
+        return None
     try:
-        return float(arg) if arg else None
-    except ValueError as exc:
-        raise MeterUnavailable(f"bad TDP {arg!r}", "give watts, e.g. estimate=65") from exc
+        tdp_w = float(arg)
+    except ValueError:
+        tdp_w = math.nan
+    # a NaN or negative TDP would estimate NaN or negative joules, a huge one megajoules
+    if not (math.isfinite(tdp_w) and 0 < tdp_w <= MAX_TDP_W):
+        raise MeterUnavailable(
+            f"bad TDP {arg!r}: give watts above 0, up to {MAX_TDP_W:g}", "e.g. estimate=65"
+        )
+    return tdp_w
 
 
 def _module(name: str) -> Any:

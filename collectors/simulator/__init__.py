@@ -2,7 +2,7 @@
 
     with Simulator(seed=0, speedup=10) as sim:
         sim.plain_url, sim.draft_url      # llama-server dialect, incl. /metrics and /slots
-        sim.meter_url + "/metrics"        # dcgm-exporter page of the one shared accelerator
+        sim.meter_page_url                # its dcgm-exporter page, with ?period= for --meter dcgm=
 
 See `simulator.Simulator` for the parameters and `profiles` for the calibration data.
 """

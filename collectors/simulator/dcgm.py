@@ -15,6 +15,9 @@ from collectors.simulator.accelerator import Accelerator
 from collectors.simulator.loopback import LoopbackServer
 from collectors.simulator.prom import dcgm_text
 
+# How often the page's values change, as spectop's `?period=` should state it: the counter is
+# integrated up to each scrape, so the sampler's own 10 Hz is the floor.
+UPDATE_PERIOD_S = 0.1
 POWER_HELP = "Power draw (in W)."
 ENERGY_HELP = "Total energy consumption since boot (in mJ)."
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from types import TracebackType
 
 from collectors.simulator.accelerator import Accelerator, AcceleratorReading
-from collectors.simulator.dcgm import DcgmServer, device_labels
+from collectors.simulator.dcgm import UPDATE_PERIOD_S, DcgmServer, device_labels
 from collectors.simulator.engine import Engine
 from collectors.simulator.llama_http import LlamaServer
 from collectors.simulator.profiles import Profile, get_profile
@@ -137,6 +137,12 @@ class Simulator:
     def meter_url(self) -> str:
         """Base URL of the dcgm-exporter page; the page itself is at `meter_url + "/metrics"`."""
         return self._url(2)
+
+    @property
+    def meter_page_url(self) -> str:
+        """The dcgm-exporter page with its update period, as `--meter dcgm=URL` wants it: without
+        `?period=` spectop assumes dcgm-exporter's 30 s and flags every window short."""
+        return f"{self.meter_url}/metrics?period={UPDATE_PERIOD_S:g}"
 
     def state(self) -> SimulatorState:
         return SimulatorState(self.plain.live(), self.draft.live(), self.accelerator.read())

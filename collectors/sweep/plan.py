@@ -1,11 +1,23 @@
-"""What a sweep measures and in which order (docs/sweep.md, "Protocol")."""
+"""What a sweep measures and in which order (docs/sweep.md, "Protocol").
+
+Pitfalls handled: every knob is bounded, so no typo (a batch of 10⁹, a NaN or negative idle time,
+10⁹ passes) starts a sweep that could never finish or would crash midway; the front ends name the
+option and its range from the same bounds.
+"""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 
 from collectors.errors import SpectopError
 from collectors.sweep.prompts import BUILT_IN, DEFAULT_SET, PromptSet
+
+MAX_BATCH = 4096  # concurrent requests in one point: beyond any server's slots
+MAX_BATCHES = 64  # points per pass at most: each is three windows
+MAX_TOKENS = 1_000_000  # per answer: beyond any context window
+MAX_PASSES = 100
+MAX_IDLE_S = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,14 +52,27 @@ class SweepPlan:
     refine: bool = False  # after the grid, measure the batch between the two around the crossover
 
     def __post_init__(self) -> None:
-        if not self.batches or any(b < 1 for b in self.batches):
+        if (
+            not self.batches
+            or len(self.batches) > MAX_BATCHES
+            or any(not 1 <= b <= MAX_BATCH for b in self.batches)
+        ):
             raise SpectopError(
-                f"batches must be positive integers, not {self.batches}", "e.g. --batches 1,2,4,8,16"
+                f"batches must be up to {MAX_BATCHES} whole numbers from 1 to {MAX_BATCH}, not {self.batches}",
+                "e.g. --batches 1,2,4,8,16",
             )
-        if self.max_tokens < 2:
-            raise SpectopError(f"--tokens must be at least 2, not {self.max_tokens}", "e.g. --tokens 256")
-        if self.passes < 1:
-            raise SpectopError(f"--passes must be at least 1, not {self.passes}", "e.g. --passes 2")
+        if not 2 <= self.max_tokens <= MAX_TOKENS:
+            raise SpectopError(
+                f"--tokens must be from 2 to {MAX_TOKENS:,}, not {self.max_tokens}", "e.g. --tokens 256"
+            )
+        if not 1 <= self.passes <= MAX_PASSES:
+            raise SpectopError(
+                f"--passes must be from 1 to {MAX_PASSES}, not {self.passes}", "e.g. --passes 2"
+            )
+        if not (math.isfinite(self.idle_s) and 0 <= self.idle_s <= MAX_IDLE_S):
+            raise SpectopError(
+                f"--idle must be seconds from 0 to {MAX_IDLE_S:g}, not {self.idle_s}", "e.g. --idle 5"
+            )
 
     def schedule(self) -> list[PointKey]:
         """Every window in order: passes alternate batch order; at each batch plain, draft, plain."""
@@ -80,4 +105,9 @@ def parse_batches(text: str) -> tuple[int, ...]:
         ) from exc
     if not values:
         raise SpectopError("--batches is empty", "e.g. --batches 1,2,4,8,16")
+    if len(values) > MAX_BATCHES or any(not 1 <= v <= MAX_BATCH for v in values):
+        raise SpectopError(
+            f"--batches must be up to {MAX_BATCHES} whole numbers from 1 to {MAX_BATCH}, not {text!r}",
+            "e.g. --batches 1,2,4,8,16",
+        )
     return values

@@ -26,7 +26,7 @@ def test_bad_server_urls(command, url, says, capsys):
 
 def test_probe_rejects_zero_tokens(capsys):
     assert main(["probe", "--server", "http://127.0.0.1:9", "--tokens", "0"]) == 2
-    assert "--tokens must be at least 1" in capsys.readouterr().err
+    assert "--tokens must be a whole number from 1 to 1,000,000, not '0'" in capsys.readouterr().err
 
 
 def test_help_lists_the_commands(capsys):

@@ -104,8 +104,9 @@ def test_report_on_a_folder_that_is_not_a_run(tmp_path, capsys):
 
 def test_sweep_json_and_its_files(sim, tmp_path, capsys):
     args = sweep_args(sim, tmp_path, "1,2", 64)
-    assert main(args) == 0
+    code = main(args)
     body = json.loads(capsys.readouterr().out)
+    assert code == (3 if body["summary"]["untrusted"] else 0)  # 3: a batch had no trustworthy pair
     assert body["error"] is None and not body["cancelled"]
     summary = body["summary"]
     assert [t["batch"] for t in summary["rows"]] == [1, 2] and summary["points"] == 6
@@ -128,8 +129,9 @@ def test_sweep_needs_both_arms(capsys):
 
 def test_refine_measures_the_batch_inside_the_crossover(sim, tmp_path, capsys):
     args = sweep_args(sim, tmp_path, "1,2,4,8", 96, "--refine")
-    assert main(args) == 0
+    code = main(args)
     summary = json.loads(capsys.readouterr().out)["summary"]
+    assert code == (3 if summary["untrusted"] else 0)
     assert [t["batch"] for t in summary["rows"]] == [1, 2, 3, 4, 8]
     assert summary["points"] == summary["planned_points"] == 15
     ratios = {t["batch"]: t["energy_ratio"] for t in summary["rows"]}

@@ -123,5 +123,6 @@ def test_sweep_outlives_one_bad_stream(tmp_path):
             "sweep", "--plain", plain.url, "--draft", draft.url, "--meter", "none", "--batches", "1",
             "--passes", "1", "--tokens", "48", "--idle", "0", "--results", str(tmp_path), "--json",
         )  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    # 3: finished, but the fake server's points are no trustworthy pair (tui/commands/sweep.py)
+    assert result.returncode in (0, 3), result.stderr
     assert '"error": null' in result.stdout and '"points": 3' in result.stdout

@@ -2,20 +2,27 @@
 
 Pitfalls handled: the API key falls back to $SPECTOP_API_KEY when the command runs, so the key never
 shows as a default in --help; server text in energy rows is escaped before Rich reads it as markup;
-energy the meter did not cover is shown as a lower bound ("≥ X J"), never as the energy.
+energy the meter did not cover is shown as a lower bound ("≥ X J"), never as the energy. Numeric
+options are read by `whole` and `seconds` (argparse types): NaN, infinities, negatives and absurdly
+large values stop with one line naming the option, its range and an example (SpectopError passes
+through argparse to `tui.cli.main`, which prints it and exits 2), never a traceback or a sweep that
+sleeps for ever; `--json` never prints NaN or Infinity.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import math
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 
+from collectors import json_forms
+from collectors.errors import SpectopError
 from collectors.fmt import num
 from collectors.meters import METER_SPEC_HELP
 
@@ -60,9 +67,54 @@ def add_json_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
 
 
+MAX_SECONDS = 86_400.0  # a day: any longer wait or window is a typo, not a plan
+
+
+def whole(option: str, low: int, high: int, example: int) -> Callable[[str], int]:
+    """An argparse type: a whole number from `low` to `high`, else one line naming `option`."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text.strip())
+        except ValueError:
+            value = None
+        if value is None or not low <= value <= high:
+            raise SpectopError(
+                f"{option} must be a whole number from {low} to {high:,}, not {text!r}",
+                f"e.g. {option} {example}",
+            )
+        return value
+
+    return parse
+
+
+def seconds(
+    option: str, low: float, high: float, example: float, *, above_low: bool = False, unit: str = "seconds"
+) -> Callable[[str], float]:
+    """An argparse type: a finite number from `low` (or above it, `above_low`) to `high`."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text.strip())
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and (value > low if above_low else value >= low) and value <= high):
+            lowest = f"above {low:g}" if above_low else f"from {low:g}"
+            raise SpectopError(
+                f"{option} must be {unit} {lowest} to {high:,g}, not {text!r}", f"e.g. {option} {example:g}"
+            )
+        return value
+
+    return parse
+
+
 def add_interval_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--interval", type=float, default=1.0, metavar="S", help="seconds between polls (default 1)"
+        "--interval",
+        type=seconds("--interval", 0.01, 3600.0, 1.0),
+        default=1.0,
+        metavar="S",
+        help="seconds between polls (default 1)",
     )
 
 
@@ -143,7 +195,7 @@ def energy_rows(energy: dict[str, Any] | None) -> list[tuple[str, str]]:
 
 
 def print_json(body: dict[str, Any]) -> None:
-    print(json.dumps(body, indent=2, sort_keys=False))
+    print(json_forms.dumps(body, indent=2, sort_keys=False))
 
 
 def console() -> Console:

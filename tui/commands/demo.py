@@ -2,8 +2,9 @@
 
 Without options it opens the dashboard on the draft arm, with traffic walking 1 -> 16 concurrent
 requests and back, and the sweep's arms prefilled (traffic pauses while a sweep runs).
-`--serve-only` prints the plain, draft and meter URLs (one per line: name, space, URL) and serves
-until Ctrl-C. `--no-ui` prints a live line per second instead of opening the dashboard.
+`--serve-only` prints the plain, draft and meter URLs (one per line: name, space, URL; the meter's
+with the `?period=` to give `--meter dcgm=` so windows are not all flagged short) and serves until
+Ctrl-C. `--no-ui` prints a live line per second instead of opening the dashboard.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from collectors.errors import SpectopError
 from collectors.simulator import PROFILES, Simulator
 from collectors.simulator.simulator import SimulatorState
 from collectors.simulator.traffic import TrafficGenerator, default_pattern
+from collectors.sweep.plan import MAX_TOKENS
+from tui.commands import _common as opts
 from tui.config import Settings
 
 NAME = "demo"
@@ -56,15 +59,21 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--port",
-        type=int,
+        type=opts.whole("--port", 0, 65533, 9000),
         default=0,
         metavar="P",
         help="plain arm on P, draft on P+1, meter on P+2 (default 0: free ports)",
     )
-    parser.add_argument("--seed", type=int, default=0, metavar="S", help="noise and draft seed (default 0)")
+    parser.add_argument(
+        "--seed",
+        type=opts.whole("--seed", 0, 2**32 - 1, 0),
+        default=0,
+        metavar="S",
+        help="noise and draft seed (default 0)",
+    )
     parser.add_argument(
         "--speedup",
-        type=float,
+        type=opts.seconds("--speedup", 0.0, 1000.0, 10.0, above_low=True, unit="a factor"),
         default=1.0,
         metavar="X",
         help="multiply every token rate and every watt by X; mJ/token and acceptance "
@@ -77,14 +86,22 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         help=f"calibration profile: {', '.join(PROFILES)}, or classes:code|prose|edit (default note25)",
     )
     parser.add_argument(
-        "--phase", type=float, default=16.0, metavar="S", help="seconds per concurrency level (default 16)"
+        "--phase",
+        type=opts.seconds("--phase", 0.0, opts.MAX_SECONDS, 16.0, above_low=True),
+        default=16.0,
+        metavar="S",
+        help="seconds per concurrency level (default 16)",
     )
     parser.add_argument(
-        "--tokens", type=int, default=128, metavar="N", help="tokens per demo request (default 128)"
+        "--tokens",
+        type=opts.whole("--tokens", 1, MAX_TOKENS, 128),
+        default=128,
+        metavar="N",
+        help="tokens per demo request (default 128)",
     )
     parser.add_argument(
         "--duration",
-        type=float,
+        type=opts.seconds("--duration", 0.0, 365 * opts.MAX_SECONDS, 60.0),
         default=0.0,
         metavar="S",
         help="stop after S seconds (default 0: run until Ctrl-C)",
@@ -159,13 +176,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _serve_only(sim: Simulator, args: argparse.Namespace) -> int:
-    print(f"plain {sim.plain_url}\ndraft {sim.draft_url}\nmeter {sim.meter_url}", flush=True)
+    print(f"plain {sim.plain_url}\ndraft {sim.draft_url}\nmeter {sim.meter_page_url}", flush=True)
     print(
         f"spectop demo: simulating {sim.profile.description} (seed {args.seed}, speedup {args.speedup:g}); "
         "Ctrl-C stops it\n"
         f"  try: spectop snapshot --server {sim.draft_url}\n"
         f"       spectop sweep --plain {sim.plain_url} --draft {sim.draft_url} "
-        f"--meter 'dcgm={sim.meter_url}/metrics?period=0.1'",
+        f"--meter 'dcgm={sim.meter_page_url}'",
         file=sys.stderr,
         flush=True,
     )
@@ -207,7 +224,7 @@ class _LiveLine:
 def _live(sim: Simulator, args: argparse.Namespace) -> int:
     print(
         f"spectop demo: {sim.profile.description}; speedup {args.speedup:g}\n"
-        f"  plain {sim.plain_url}  draft {sim.draft_url}  meter {sim.meter_url}/metrics\n"
+        f"  plain {sim.plain_url}  draft {sim.draft_url}  meter {sim.meter_page_url}\n"
         "  traffic: 1, 2, 4, 8, 16 requests and back, plain then draft at each level; Ctrl-C stops",
         flush=True,
     )
@@ -235,7 +252,7 @@ def _dashboard(sim: Simulator, args: argparse.Namespace) -> int:
         title="spectop demo",
     )
     # a few idle seconds first, so the dashboard measures the idle baseline before the traffic
-    return dashboard_with_traffic(settings, f"dcgm={sim.meter_url}/metrics?period=0.1", traffic, IDLE_FIRST_S)
+    return dashboard_with_traffic(settings, f"dcgm={sim.meter_page_url}", traffic, IDLE_FIRST_S)
 
 
 def dashboard_with_traffic(

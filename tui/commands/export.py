@@ -34,7 +34,11 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     )
     opts.add_options(parser, "interval")
     parser.add_argument(
-        "--window", type=float, default=30.0, metavar="S", help="rolling mJ/token window (default 30)"
+        "--window",
+        type=opts.seconds("--window", 0.0, opts.MAX_SECONDS, 30.0, above_low=True),
+        default=30.0,
+        metavar="S",
+        help="rolling mJ/token window (default 30)",
     )
     opts.add_options(parser, "api-key")
 

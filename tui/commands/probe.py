@@ -18,6 +18,7 @@ from collectors.http import STREAM_TIMEOUT, make_client
 from collectors.meters import sampling
 from collectors.request_record import RequestRecord
 from collectors.servers import check_url, default_route, detect, open_collector
+from collectors.sweep.plan import MAX_TOKENS
 from tui.commands import _common as opts
 
 NAME = "probe"
@@ -31,7 +32,11 @@ DESCRIPTION = (
 def add_options(parser: argparse.ArgumentParser) -> None:
     opts.add_options(parser, "server", "api-key", "json", "meter")
     parser.add_argument(
-        "--tokens", type=int, default=128, metavar="N", help="tokens to generate (default 128)"
+        "--tokens",
+        type=opts.whole("--tokens", 1, MAX_TOKENS, 128),
+        default=128,
+        metavar="N",
+        help="tokens to generate (default 128)",
     )
     parser.add_argument("--prompt", default=DEFAULT_PROMPT, metavar="TEXT", help="prompt text")
     parser.add_argument(

@@ -29,7 +29,7 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     opts.add_options(parser, "server", "api-key", "json", "meter")
     parser.add_argument(
         "--window",
-        type=float,
+        type=opts.seconds("--window", 0.0, opts.MAX_SECONDS, 1.0),
         default=1.0,
         metavar="S",
         help="seconds between two polls, for live rates (0: one poll, no rates; default 1)",

@@ -1,9 +1,18 @@
-"""`spectop sweep`: the paired plain-versus-draft sweep, headless, with a live progress display."""
+"""`spectop sweep`: the paired plain-versus-draft sweep, headless, with a live progress display.
+
+Exit codes: 0 the sweep finished and every batch had a trustworthy pair (or, with `--meter none`,
+nothing is missing but the energy it was told not to measure); 3 it finished but some batch (or
+every one) had none, so the recommendation leaves it out (or there is none): a dead, stale,
+backwards or implausible meter, failed requests, too few slots...; 1 it stopped on an error (a
+server died, the disk filled), completed points saved; 2 bad input, nothing measured; 130 Ctrl-C,
+and 128 + the signal for SIGTERM (143) and SIGHUP (129), with the summary of the completed points
+written in each case.
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import signal
 import sys
 import threading
@@ -18,7 +27,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from collectors import ledger
+from collectors import json_forms, ledger
 from collectors.fmt import printable
 from collectors.meters import Sampler, sampling
 from collectors.sweep import plan as sweep_plan
@@ -50,9 +59,17 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--batches", default="1,2,4,8,16", help="concurrent requests per point (default 1,2,4,8,16)"
     )
-    parser.add_argument("--tokens", type=int, default=None, help="tokens per answer (default 256; quick 96)")
     parser.add_argument(
-        "--passes", type=int, default=None, help="passes, the second in reverse order (default 2)"
+        "--tokens",
+        type=opts.whole("--tokens", 2, sweep_plan.MAX_TOKENS, 256),
+        default=None,
+        help="tokens per answer (default 256; quick 96)",
+    )
+    parser.add_argument(
+        "--passes",
+        type=opts.whole("--passes", 1, sweep_plan.MAX_PASSES, 2),
+        default=None,
+        help="passes, the second in reverse order (default 2)",
     )
     parser.add_argument(
         "--prompts",
@@ -62,7 +79,11 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--quick", action="store_true", help="batches 1,2,4,8, 96 tokens, one pass, refined")
     parser.add_argument(
-        "--idle", type=float, default=None, metavar="S", help="idle baseline seconds (default 5)"
+        "--idle",
+        type=opts.seconds("--idle", 0.0, sweep_plan.MAX_IDLE_S, 5.0),
+        default=None,
+        metavar="S",
+        help="idle baseline seconds (default 5)",
     )
     parser.add_argument(
         "--fresh-server", action="store_true", help="restart launched servers before every point"
@@ -111,16 +132,23 @@ def _sweep(args: argparse.Namespace, plan, arms, out, sampler: Sampler | None) -
         )
     run_dir = None
     ended: SweepEnded | None = None
-    # The first Ctrl-C asks the engine to stop cleanly (the point in flight is dropped, completed
-    # ones are on disk); a second one interrupts at once.
+    # The first Ctrl-C, SIGTERM or SIGHUP (a closed terminal) asks the engine to stop cleanly: the
+    # point in flight is dropped, completed ones are on disk and the summary is written. Raising
+    # out of the handler instead would land anywhere, e.g. inside asyncio's or anyio's internals,
+    # which then print tracebacks. A second signal interrupts at once.
     stop = threading.Event()
+    signalled: list[int] = []  # SIGTERM or SIGHUP, when one of them asked for the stop
 
-    def on_sigint(signum: int, frame: object) -> None:
+    def on_signal(signum: int, frame: object) -> None:
         if stop.is_set():
             raise KeyboardInterrupt
         stop.set()
+        if signum != signal.SIGINT:
+            signalled.append(signum)
+        if signum == _SIGHUP:
+            _detach_from_terminal()
 
-    previous = signal.signal(signal.SIGINT, on_sigint)
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, *_TERMINATING)}
     try:
         with Progress(
             TextColumn("{task.description}"),
@@ -165,21 +193,45 @@ def _sweep(args: argparse.Namespace, plan, arms, out, sampler: Sampler | None) -
             raise
         summary = rewrite_summary(run_dir)
         print(
-            f"spectop: sweep interrupted; {summary['points']} completed points saved in {run_dir}",
+            f"spectop: sweep {_stopped_by(signalled)}; {summary['points']} completed points saved in {run_dir}",
             file=sys.stderr,
         )
-        return 130
+        return 128 + signalled[0] if signalled else 130
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     assert ended is not None
-    return _finish(ended, out, args.json, interrupted=stop.is_set())
+    code = _finish(ended, out, args.json, _stopped_by(signalled) if stop.is_set() else None)
+    return 128 + signalled[0] if signalled else code
 
 
-def _finish(ended: SweepEnded, out, as_json: bool, interrupted: bool) -> int:
+_SIGHUP = getattr(signal, "SIGHUP", None)
+_TERMINATING = tuple(s for s in (signal.SIGTERM, _SIGHUP) if s is not None)
+
+
+def _detach_from_terminal() -> None:
+    """Point stdout and stderr at /dev/null: writing to a hung-up terminal fails (EIO), and the
+    progress display would turn a clean stop into a traceback. The files are the output now."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except OSError:
+            pass
+        os.dup2(devnull, stream.fileno())
+    os.close(devnull)
+
+
+def _stopped_by(signalled: list[int]) -> str:
+    return f"stopped by {signal.Signals(signalled[0]).name}" if signalled else "interrupted"
+
+
+def _finish(ended: SweepEnded, out, as_json: bool, interrupted: str | None) -> int:
+    """Print the summary; the exit code. `interrupted` says how, when Ctrl-C or a signal stopped it."""
     summary = ended.summary
     if as_json:
         print(
-            json.dumps(
+            json_forms.dumps(
                 {
                     "run_dir": str(ended.run_dir),
                     "cancelled": ended.cancelled,
@@ -196,13 +248,32 @@ def _finish(ended: SweepEnded, out, as_json: bool, interrupted: bool) -> int:
         out.print(f"files: {ended.run_dir}", markup=False)
     if ended.error or interrupted:
         error = printable(ended.error or "", keep_newlines=True)  # may quote a server or its log
-        what = "interrupted" if interrupted or ended.error == "interrupted" else f"stopped: {error}"
+        what = interrupted or ("interrupted" if ended.error == "interrupted" else f"stopped: {error}")
         print(
             f"spectop: sweep {what}; {summary['points']} completed points saved in {ended.run_dir}",
             file=sys.stderr,
         )
-        return 1 if what.startswith("stopped") else 130
+        return 1 if what.startswith("stopped:") else 130
+    untrusted = _untrusted_batches(summary)
+    if untrusted:
+        batches = ", ".join(str(b) for b in untrusted)
+        print(
+            f"spectop: no trustworthy pair at B={batches}: the result cannot be trusted there "
+            f"(see the flags; files in {ended.run_dir})",
+            file=sys.stderr,
+        )
+        return UNTRUSTED
     return 0
+
+
+UNTRUSTED = 3  # the sweep finished, but some batch had no trustworthy pair
+# `--meter none` asks for speed alone: energy left unmeasured on purpose makes no result untrusted
+CHOSEN = {"no-meter"}
+
+
+def _untrusted_batches(summary: dict) -> list[int]:
+    """The batches whose pair cannot be trusted for a reason the user did not choose."""
+    return [u["batch"] for u in summary["untrusted"] if set(u["because"]) - CHOSEN]
 
 
 def _w(power_w: float | None) -> str:

@@ -32,11 +32,13 @@ def test_serve_only_prints_three_urls_that_answer_and_stops_on_sigint() -> None:
         lines = [proc.stdout.readline().split() for _ in range(3)]
         urls = dict(lines)
         assert list(urls) == ["plain", "draft", "meter"]
+        # the page with its update period, as `--meter dcgm=` should be given it
+        assert urls["meter"].endswith("/metrics?period=0.1")
         with httpx.Client(timeout=10) as client:
             assert client.get(urls["plain"] + "/health").json() == {"status": "ok"}
             assert client.get(urls["draft"] + "/slots").json()[0]["speculative"] is True
             assert client.get(urls["plain"] + "/slots").json()[0]["speculative"] is False
-            assert "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION" in client.get(urls["meter"] + "/metrics").text
+            assert "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION" in client.get(urls["meter"]).text
             done = client.post(urls["draft"] + "/completion", json={"prompt": "hi", "n_predict": 16}).json()
             assert done["tokens_predicted"] == 16
         proc.send_signal(signal.SIGINT)
