@@ -25,6 +25,7 @@ from collectors.launch import (
     is_void_draft,
     url_from_argv,
 )
+from tests.support.processes import reaped
 
 LLAMA = ["llama-server", "-m", "t.gguf", "--port", "8081", "-np", "4"]
 
@@ -237,16 +238,18 @@ def test_a_server_dies_with_a_killed_parent(tmp_path):
         "time.sleep(60)\n"
     )
     root = str(Path(__file__).resolve().parents[2])
-    parent = subprocess.Popen(
-        [sys.executable, "-c", code],
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": root},
-    )
-    child = int(parent.stdout.readline())
-    parent.send_signal(signal.SIGKILL)
-    parent.wait()
+    with reaped(
+        subprocess.Popen(
+            [sys.executable, "-c", code],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            env={**os.environ, "PYTHONPATH": root},
+        )
+    ) as parent:
+        child = int(parent.stdout.readline())
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
     for _ in range(100):
         try:
             os.kill(child, 0)

@@ -20,6 +20,7 @@ from collectors.sweep.events import PointDone, SweepEnded
 from collectors.sweep.plan import SweepPlan
 from collectors.sweep.runner import run_sweep
 from collectors.sweep.store import load_run
+from tests.support.processes import reaped
 
 pytestmark = pytest.mark.llama
 BASE = ["-np", "4", "-c", "4096", "-t", "1", "--metrics"]
@@ -64,15 +65,18 @@ def test_short_sweep_from_a_draft_command(llama_server_binary, tiny_models, tmp_
         assert row["server_tokens"] == row["committed_tokens"]
         assert row["server"]["build"].startswith("b") and row["meter"]["method"] == "estimate"
         assert "estimate" in {f["code"] for f in row["flags"]}
-        # the batch the server actually ran, from its own busy-slots-per-decode over the window
-        # (short answers on a shared CPU overlap imperfectly, so only ask that two did overlap).
+        # the batch the server actually ran, from its own busy-slots-per-decode over the window.
         # llama-server prints that running mean with 6 significant digits, and the window's mean is
         # rebuilt from it (mean x decodes, before and after): about 1e-4 of error here, not 0.
-        assert (
-            row["concurrency_mean"] == pytest.approx(1.0, abs=0.01)
-            if row["batch"] == 1
-            else row["concurrency_mean"] > 1.2
-        )
+        # How well two short answers overlap on a shared, loaded CPU is not the server's promise;
+        # what is spectop's is that a point that ran short of its batch says so.
+        mean = row["server_busy_per_decode"]
+        codes = {f["code"] for f in row["flags"]}
+        if row["batch"] == 1:
+            assert mean == pytest.approx(1.0, abs=0.01) and "concurrency" not in codes
+        else:
+            assert 1.0 - 0.01 <= mean <= row["batch"] + 0.01
+            assert ("concurrency" in codes) == (mean < 0.75 * row["batch"]), (mean, codes)
         if row["arm"] == "draft":
             # acceptance equals the server's own counters
             assert row["drafted"] == row["server_drafted"] and row["accepted"] == row["server_accepted"]
@@ -139,15 +143,16 @@ def test_ctrl_c_leaves_completed_points_and_one_line(llama_server, draft_args, t
         "--results",
         str(tmp_path),
     ]
-    proc = subprocess.Popen(
+    popen = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "COLUMNS": "120"}
     )
-    deadline = time.monotonic() + 60
-    for line in proc.stdout:
-        if "B=1   draft" in line or time.monotonic() > deadline:
-            break
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    with reaped(popen) as proc:
+        deadline = time.monotonic() + 60
+        for line in proc.stdout:
+            if "B=1   draft" in line or time.monotonic() > deadline:
+                break
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, shlex.join(cmd) + "\n" + err
     lines = [line for line in err.strip().splitlines() if line.strip()]
     assert len(lines) == 1 and "sweep interrupted" in lines[0] and "Traceback" not in err

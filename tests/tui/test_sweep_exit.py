@@ -18,6 +18,7 @@ from collectors.simulator import Simulator
 from collectors.sweep.store import load_run
 from tests.support.cli_runs import one_line, spectop, spectop_popen
 from tests.support.faulty_meters import FaultyDcgm
+from tests.support.processes import reaped
 
 
 @pytest.fixture(scope="module")
@@ -64,13 +65,13 @@ def test_a_meter_that_breaks_mid_sweep_gives_exit_3_and_no_verdict_from_its_poin
     sim, tmp_path, fault, code
 ):
     with FaultyDcgm(sim) as exporter:
-        proc = spectop_popen(*sweep(sim, tmp_path, f"dcgm={exporter.url}"))
-        assert proc.stdout is not None
-        for line in proc.stdout:  # B=1 measured cleanly, then the meter breaks
-            if "B=1   plain after" in line:
-                exporter.fault = fault
-                break
-        out, err = proc.communicate(timeout=120)
+        with reaped(spectop_popen(*sweep(sim, tmp_path, f"dcgm={exporter.url}"))) as proc:
+            assert proc.stdout is not None
+            for line in proc.stdout:  # B=1 measured cleanly, then the meter breaks
+                if "B=1   plain after" in line:
+                    exporter.fault = fault
+                    break
+            out, err = proc.communicate(timeout=120)
     assert proc.returncode == 3, err
     # B=1 may be untrusted too on a loaded machine (its windows are short); B=2 always is
     untrusted = re.match(
@@ -97,13 +98,13 @@ def test_without_a_meter_on_purpose_the_sweep_says_so_and_exits_0(sim, tmp_path)
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_sigterm_and_sighup_write_the_summary_of_the_completed_points(sim, tmp_path, sig):
-    proc = spectop_popen(*sweep(sim, tmp_path, "none", "--batches", "1,2,4,8"))
-    deadline = time.monotonic() + 60
-    for line in proc.stdout:  # the first completed point
-        if "B=1   plain before" in line or time.monotonic() > deadline:
-            break
-    proc.send_signal(sig)
-    out, err = proc.communicate(timeout=60)
+    with reaped(spectop_popen(*sweep(sim, tmp_path, "none", "--batches", "1,2,4,8"))) as proc:
+        deadline = time.monotonic() + 60
+        for line in proc.stdout:  # the first completed point
+            if "B=1   plain before" in line or time.monotonic() > deadline:
+                break
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + sig
     (run_dir,) = tmp_path.iterdir()
     _, rows = load_run(run_dir)
