@@ -7,6 +7,7 @@ import json
 import pytest
 
 from collectors.simulator import Simulator
+from collectors.sweep.rule import upward_exits
 from collectors.sweep.store import RunStore
 from tests.support.sweep_rows import note25_rows
 from tui.cli import main
@@ -132,6 +133,15 @@ def test_refine_measures_the_batch_inside_the_crossover(sim, tmp_path, capsys):
     code = main(args)
     summary = json.loads(capsys.readouterr().out)["summary"]
     assert code == (3 if summary["untrusted"] else 0)
+    # the rule on the four planned batches: one upward exit from the break-even band, with room
+    # for a batch inside it, is refined. On a loaded machine a point can be flagged (and so not
+    # trusted) or note 25's 1.03 at one request can leave the band: then there is nothing to refine
+    planned = [(t["batch"], t["energy_ratio"]) for t in summary["rows"] if t["batch"] != 3 and t["trusted"]]
+    exits = upward_exits(planned)
+    if not (len(exits) == 1 and exits[0]["above"] - exits[0]["below"] >= 2):
+        assert [t["batch"] for t in summary["rows"]] == [1, 2, 4, 8]
+        assert summary["points"] == summary["planned_points"] == 12
+        return
     assert [t["batch"] for t in summary["rows"]] == [1, 2, 3, 4, 8]
     assert summary["points"] == summary["planned_points"] == 15
     ratios = {t["batch"]: t["energy_ratio"] for t in summary["rows"]}
