@@ -1,10 +1,13 @@
-"""The sweep's cross-checks at their edges: the drift flag's code (what `EXCLUDING` matches), its
-limit taken inclusively, and a pair without both mJ/token figures left unchecked."""
+"""The sweep's checks at their edges: the drift and mismatch flags' codes (what `EXCLUDING` matches),
+the drift limit taken inclusively, a pair without both mJ/token figures left unchecked, a row saved
+without flags, and the idle baseline's own meter checks."""
 
 from __future__ import annotations
 
+from collectors.meters.base import MeterInfo
+from collectors.meters.sampler import WindowEnergy
 from collectors.sweep import summary
-from collectors.sweep.checks import EXCLUDING, drift_flag
+from collectors.sweep.checks import EXCLUDING, drift_flag, exclusions, idle_flag, mismatch_flag
 from tests.support.sweep_rows import note25_rows
 
 
@@ -35,3 +38,51 @@ def test_no_drift_check_without_both_figures():
     assert drift_flag({"arm": "plain", "mj_per_token": None}, plain(64.0), 0.01) is None
     assert drift_flag({"arm": "plain"}, plain(64.0), 0.01) is None
     assert drift_flag(plain(80.0), {"arm": "plain", "mj_per_token": None}, 0.01) is None
+
+
+def test_differing_outputs_are_flagged_output_mismatch():
+    reference = {"requests": [{"text_sha256": "a"}] * 4}
+    mine = {"requests": [{"text_sha256": "a"}] * 3 + [{"text_sha256": "b"}]}
+    found = mismatch_flag(mine, reference)
+    assert found is not None and found["code"] == "output-mismatch" and found["code"] in EXCLUDING
+
+
+def test_a_row_saved_without_flags_counts():
+    assert exclusions([{"batch": 1, "pass": 0}, {"batch": 1, "pass": 0, "flags": []}]) == [(), ()]
+
+
+def idle_window(**over) -> WindowEnergy:
+    # 50 J over 2.5 s (20 W) on a 0.1 s counter, read by a meter that can draw far more than that
+    info = MeterInfo("counting", ("gpu0",), "test", "counter", 0.1)
+    fields = dict(
+        energy_j=50.0,
+        t0_s=100.0,
+        t1_s=102.5,
+        n_samples=25,
+        covered=True,
+        short_window=False,
+        method="counter",
+        update_period_s=0.1,
+        unchanged_s=0.0,
+        faults=(),
+        info=info,
+    )
+    return WindowEnergy(**{**fields, **over})
+
+
+def test_an_idle_meter_that_stands_still_is_a_baseline_but_one_that_ran_back_is_not():
+    # idle, the counter may stand still for the whole window: the server ran no work to move it
+    assert idle_flag(idle_window(unchanged_s=2.5)) is None
+    ran_back = idle_flag(idle_window(faults=("reset",)))
+    assert ran_back is not None and ran_back["code"] == "idle-meter-backwards"
+    assert ran_back["message"].startswith(
+        "the meter's counter went backwards in the window (reset) (idle window): no idle baseline"
+    )
+
+
+def test_a_short_idle_window_names_its_own_length():
+    found = idle_flag(idle_window(short_window=True))
+    assert found is not None and found["code"] == "idle-short"
+    assert found["message"].startswith(
+        "the 2.50 s idle window is shorter than 10 meter update periods (0.1 s each)"
+    )
