@@ -6,7 +6,10 @@ from __future__ import annotations
 import pytest
 
 from collectors.sweep import summary
-from tests.support.sweep_rows import row
+from collectors.sweep.checks import EXCLUDING
+from collectors.sweep.rule import EVEN_BAND
+from collectors.sweep.store import RunStore
+from tests.support.sweep_rows import note25_rows, row
 
 
 def two_draft_points():
@@ -60,3 +63,39 @@ def test_an_arm_with_no_points_or_no_tokens_has_no_rates():
     failed.update(committed_tokens=0, window_s=10.0, energy_j=300.0)
     agg = summary.aggregate([failed])
     assert agg["tokens"] == 0 and agg["tok_s"] == 0.0 and agg["mj_per_token"] is None
+
+
+def test_the_summary_carries_the_plan_the_idle_baseline_and_the_rule():
+    rows = note25_rows()  # 15 points
+    rows[1]["idle_w"], rows[4]["idle_w"] = 11.0, 13.0
+    short = {"code": "idle-short", "message": "m"}
+    rows[3]["idle_flag"] = short
+    s = summary.summarize(rows, {"planned_points": 30, "idle_w": 12.5})
+    assert (s["points"], s["planned_points"], s["idle_w"], s["idle_flag"]) == (15, 30, 12.5, short)
+    assert s["rule"] == {"even_band": EVEN_BAND, "excluding_flags": sorted(EXCLUDING)}
+    # without the run's meta: the first point that recorded the baseline
+    assert summary.summarize(rows)["idle_w"] == 11.0 and summary.summarize(rows)["planned_points"] is None
+
+
+def test_net_energy_ratio_and_why_a_batch_has_no_pair():
+    plain = row(1, "plain", 61.9, 22.9)  # 619 tokens, 229 J
+    draft = row(1, "draft", 78.3, 29.8, drafted=400, accepted=280, steps=200)  # 783 tokens, 298 J
+    plain["net_energy_j"], draft["net_energy_j"] = 129.0, 198.0  # 10 s at a 10 W idle off each
+    del plain["flags"]  # rows saved before flags were recorded count, with none
+    s = summary.summarize([plain, draft])
+    assert s["rows"][0]["net_energy_ratio"] == pytest.approx((198 / 783) / (129 / 619))
+    assert s["flags"] == [] and s["rows"][0]["trusted"]
+    # no energy at all (no meter): no pair, and the batch says so
+    for r in (plain, draft):
+        r["energy_j"] = None
+    t = summary.summarize([plain, draft])["rows"][0]
+    assert not t["trusted"] and t["untrusted_because"] == ["no energy measured"]
+
+
+def test_a_rewritten_summary_reads_the_runs_meta(tmp_path):
+    store = RunStore(tmp_path)
+    store.write_meta({"planned_points": 30, "idle_w": 12.5})
+    for r in note25_rows():
+        store.append_point(r)
+    result = summary.rewrite_summary(tmp_path)
+    assert (result["planned_points"], result["idle_w"]) == (30, 12.5)
