@@ -7,7 +7,7 @@ from __future__ import annotations
 from collectors.meters.base import MeterInfo
 from collectors.meters.sampler import WindowEnergy
 from collectors.sweep import summary
-from collectors.sweep.checks import EXCLUDING, drift_flag, exclusions, idle_flag, mismatch_flag
+from collectors.sweep.checks import EXCLUDING, drift_flag, exclusions, idle_flag, mismatch_flag, point_flags
 from tests.support.sweep_rows import note25_rows
 
 
@@ -86,3 +86,47 @@ def test_a_short_idle_window_names_its_own_length():
     assert found["message"].startswith(
         "the 2.50 s idle window is shorter than 10 meter update periods (0.1 s each)"
     )
+
+
+def point(**over):
+    # a draft point at B=4 that is fine: 4 requests of 64 tokens, the server's 256 tokens, 10 s
+    base = {
+        "batch": 4,
+        "arm": "draft",
+        "drafted": 10,
+        "concurrency_max": 4,
+        "energy_covered": True,
+        "short_window": False,
+        "window_s": 10.0,
+        "meter_update_period_s": 0.1,
+        "committed_tokens": 256,
+        "server_tokens": 256,
+        "requests": [{"committed_tokens": 64}] * 4,
+    }
+    return {**base, **over}
+
+
+def codes(row, method="counter", energy=None):
+    return [f["code"] for f in point_flags(row, 64, method, energy)]
+
+
+def test_point_flag_codes_and_their_edges():
+    assert codes(point()) == []
+    # 3.0 requests per decode at B=4 is exactly 75 %: enough
+    assert codes(point(server_busy_per_decode=3.0)) == []
+    assert codes(point(server_busy_per_decode=2.9)) == ["concurrency"]
+    assert codes(point(), method="none") == ["no-meter"]
+    assert codes(point(), method="estimate") == ["estimate"]
+    # the server's counts are exact unless it says otherwise: one token more is other traffic
+    assert codes(point(server_tokens=257)) == ["other-traffic"]
+    assert codes(point(server_tokens=257, server_tokens_tolerance=1)) == []
+    # a point whose stream said nothing of its steps is not "inferred" unless it says so
+    assert codes(point(mean_advance=2.4)) == []
+    assert codes(point(mean_advance=2.4, steps_exact=False)) == ["steps-inferred"]
+
+
+def test_a_meter_problem_is_flagged_with_its_own_code_and_idle_work_is_not_stale():
+    stuck = idle_window(energy_j=50.0, unchanged_s=2.5)  # stood still 2.5 s of a 2.5 s window
+    assert codes(point(), energy=stuck) == ["meter-stale"]
+    # no tokens generated: a counter standing still is what an idle meter may do
+    assert "meter-stale" not in codes(point(committed_tokens=0, server_tokens=0), energy=stuck)
