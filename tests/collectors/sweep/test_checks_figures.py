@@ -116,6 +116,9 @@ def test_point_flag_codes_and_their_edges():
     assert codes(point(server_busy_per_decode=3.0)) == []
     assert codes(point(server_busy_per_decode=2.9)) == ["concurrency"]
     assert codes(point(), method="none") == ["no-meter"]
+    # a failed request is a request error, not also an early stop
+    failed = [{"error": "HTTP 500", "committed_tokens": 0}] + [{"committed_tokens": 64}] * 3
+    assert codes(point(requests=failed)) == ["request-errors"]
     assert codes(point(), method="estimate") == ["estimate"]
     # the server's counts are exact unless it says otherwise: one token more is other traffic
     assert codes(point(server_tokens=257)) == ["other-traffic"]
@@ -128,5 +131,8 @@ def test_point_flag_codes_and_their_edges():
 def test_a_meter_problem_is_flagged_with_its_own_code_and_idle_work_is_not_stale():
     stuck = idle_window(energy_j=50.0, unchanged_s=2.5)  # stood still 2.5 s of a 2.5 s window
     assert codes(point(), energy=stuck) == ["meter-stale"]
+    assert "meter-stale" in codes(
+        point(committed_tokens=1, server_tokens=1), energy=stuck
+    )  # one token is work
     # no tokens generated: a counter standing still is what an idle meter may do
     assert "meter-stale" not in codes(point(committed_tokens=0, server_tokens=0), energy=stuck)

@@ -84,7 +84,7 @@ def test_net_energy_ratio_and_why_a_batch_has_no_pair():
     del plain["flags"]  # rows saved before flags were recorded count, with none
     s = summary.summarize([plain, draft])
     assert s["rows"][0]["net_energy_ratio"] == pytest.approx((198 / 783) / (129 / 619))
-    assert s["flags"] == [] and s["rows"][0]["trusted"]
+    assert s["flags"] == [] and s["rows"][0]["trusted"] and s["rows"][0]["untrusted_because"] == []
     # no energy at all (no meter): no pair, and the batch says so
     for r in (plain, draft):
         r["energy_j"] = None
