@@ -55,6 +55,7 @@ def test_paired_ratios_divide_by_each_arms_own_seconds():
     plain = ledger.ArmTotals(energy_j=229.0, committed_tokens=619, duration_s=10)
     draft = ledger.ArmTotals(energy_j=596.0, committed_tokens=1566, duration_s=20)
     assert (plain.tok_s, plain.power_w) == (pytest.approx(61.9), pytest.approx(22.9))
+    assert plain.mj_per_token == pytest.approx(1000 * 229 / 619)  # 369.9 mJ/token, note 25's 370
     ratios = ledger.paired_ratios(plain, draft)
     assert ratios.speedup == pytest.approx(78.3 / 61.9)
     assert ratios.power_ratio == pytest.approx(29.8 / 22.9)
