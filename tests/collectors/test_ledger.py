@@ -48,6 +48,20 @@ def test_paired_ratios_satisfy_eq6_on_note25_batch_one():
     )
 
 
+def test_paired_ratios_divide_by_each_arms_own_seconds():
+    # note 25, batch 1, with the draft arm measured twice as long: plain 22.9 W x 10 s = 229 J over
+    # 619 tokens (61.9 tok/s), draft 29.8 W x 20 s = 596 J over 1566 tokens (78.3 tok/s). Speed-up
+    # 78.3 / 61.9 = 1.265, power ratio 29.8 / 22.9 = 1.301, energy ratio (596/1566) / (229/619) = 1.029.
+    plain = ledger.ArmTotals(energy_j=229.0, committed_tokens=619, duration_s=10)
+    draft = ledger.ArmTotals(energy_j=596.0, committed_tokens=1566, duration_s=20)
+    assert (plain.tok_s, plain.power_w) == (pytest.approx(61.9), pytest.approx(22.9))
+    assert plain.mj_per_token == pytest.approx(1000 * 229 / 619)  # 369.9 mJ/token, note 25's 370
+    ratios = ledger.paired_ratios(plain, draft)
+    assert ratios.speedup == pytest.approx(78.3 / 61.9)
+    assert ratios.power_ratio == pytest.approx(29.8 / 22.9)
+    assert ratios.energy_ratio == pytest.approx((596 / 1566) / (229 / 619))
+
+
 @pytest.mark.parametrize(
     ("power_w", "tok_s", "mj"),
     # note 25's table: every mJ/token cell is W / (tok/s)

@@ -11,6 +11,7 @@ import pytest
 from collectors.meters.base import MeterInfo, MeterReading
 from collectors.meters.sampler import Sampler
 from tests.support.faulty_meters import ScriptedMeter, fed
+from tests.support.manual_clock import ManualClock
 
 
 class Counting:
@@ -145,3 +146,51 @@ def test_after_a_stalled_read_the_next_ticks_stay_on_the_grid():
     assert len(meter.reads_at) == 4 and meter.first_s is not None
     assert meter.reads_at[2] - meter.first_s >= 5 * 0.05 - 1e-9
     assert meter.reads_at[3] - meter.first_s >= 6 * 0.05 - 1e-9
+
+
+class StopAfter:
+    """The sampler's stop event on a manual clock: each wait moves the clock by what was asked and
+    records it; set after `waits` waits. The schedule's arithmetic, with no real time in it."""
+
+    def __init__(self, clock: ManualClock, waits: int) -> None:
+        self.clock, self.left, self.asked_s = clock, waits, []
+
+    def is_set(self) -> bool:
+        return self.left <= 0
+
+    def wait(self, timeout_s: float) -> bool:
+        self.asked_s.append(timeout_s)
+        self.clock.advance(max(0.0, timeout_s))
+        self.left -= 1
+        return self.is_set()
+
+
+class SlowReads:
+    """Reads that take the scripted seconds of the manual clock, one entry per read."""
+
+    info = MeterInfo("slow", ("x",), "test", "counter", 0.25)
+
+    def __init__(self, clock: ManualClock, read_s: list[float]) -> None:
+        self.clock, self.read_s, self.reads_at = clock, list(read_s), []
+
+    def read(self) -> MeterReading:
+        self.reads_at.append(self.clock())
+        self.clock.advance(self.read_s.pop(0))
+        return MeterReading(self.clock(), float(len(self.reads_at)))
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_schedule_waits_for_the_next_grid_point_after_a_stall_and_not_past_one_due_now():
+    # 4 Hz: the grid is 0, 0.25, 0.5, … s (binary fractions: the arithmetic is exact).
+    # read 1 at 0 takes 0: wait 0.25; read 2 at 0.25 stalls 0.375 s to 0.625, so 0.5 is missed
+    # and 0.75 is next: wait 0.125; read 3 at 0.75 takes exactly one period, to 1.0, which is itself a
+    # grid point, due now: wait 0 and read at once; read 4 at 1.0 takes 0: wait 0.25.
+    clock = ManualClock(0.0)
+    meter = SlowReads(clock, [0.0, 0.375, 0.25, 0.0])
+    sampler = Sampler(meter, rate_hz=4.0, clock=clock)
+    sampler._stop = StopAfter(clock, waits=4)
+    sampler._run()
+    assert meter.reads_at == [0.0, 0.25, 0.75, 1.0]
+    assert sampler._stop.asked_s == [0.25, 0.125, 0.0, 0.25]
