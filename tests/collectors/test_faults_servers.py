@@ -9,7 +9,7 @@ import json
 import pytest
 
 from collectors.errors import ServerUnreachable, SpectopError
-from collectors.http import get_page, make_client
+from collectors.http import STREAM_TIMEOUT, get_page, make_client
 from collectors.servers import detect, open_collector
 from collectors.servers.auto import AutoCollector
 from tests.support.captures import read_json
@@ -148,6 +148,22 @@ async def test_detection_of_a_hanging_server_is_a_timeout_not_unreachable():
             with pytest.raises(SpectopError, match="did not answer within 3 s") as caught:
                 await detect(server.url, client)
     assert not isinstance(caught.value, ServerUnreachable)
+
+
+async def test_a_hanging_server_is_a_poll_timeout_also_on_a_client_made_for_streams():
+    # the sweep and the dashboard's probe poll with the client they stream with, whose read
+    # timeout is the 300 s a long prefill may need: a poll must still give up after 3 s
+    with FaultServer({"/slots": Hang()}) as server:
+        async with make_client(None, STREAM_TIMEOUT) as client:
+            snap = await open_collector(server.url, "llama.cpp", client=client).poll()
+    assert snap.status == "error"
+    assert "/slots accepted the connection but did not answer within 3 s" in snap.error
+    with FaultServer({"/props": Hang()}) as server:
+        async with make_client(None, STREAM_TIMEOUT) as client:
+            with pytest.raises(
+                SpectopError, match="/props accepted the connection but did not answer within 3 s"
+            ):
+                await detect(server.url, client)
 
 
 async def test_a_refused_connection_is_unreachable():
