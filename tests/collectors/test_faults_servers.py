@@ -224,6 +224,24 @@ async def test_sglang_odd_fields_read_as_unknown():
     assert snap.ok and snap.build is None and snap.n_ctx_slot is None and snap.slots_total is None
 
 
+async def test_sglang_nan_startup_time_is_no_restart_at_every_poll():
+    info = json.dumps(
+        {"startup_time": float("nan"), "context_length": 4096}
+    ).encode()  # NaN, as Python writes it
+
+    def routes(path: str, query: dict[str, str]):
+        if path in ("/server_info", "/get_server_info"):
+            return 200, "application/json", info
+        return FakeSglang([SglangRank()])(path, query)
+
+    with FaultServer(base=routes) as server:
+        async with make_client() as client:
+            collector = open_collector(server.url, "sglang", client=client)
+            await collector.poll()
+            snap = await collector.poll()
+    assert snap.ok and not snap.restarted and snap.window_s is not None
+
+
 async def test_sglang_loads_of_the_wrong_shape_say_so():
     with FaultServer({"/v1/loads": Reply({"loads": 5})}, base=FakeSglang([SglangRank()])) as server:
         snap = await poll_once(server, "sglang")
