@@ -164,7 +164,8 @@ def restarted(prev: RawPoll, cur: RawPoll) -> bool:
     if any(series.went_back(prev.metrics, cur.metrics, [n], _total_only, COPIES) for n in COUNTERS):
         return True
     a, b = (prev.info or {}).get("startup_time"), (cur.info or {}).get("startup_time")
-    return a is not None and b is not None and a != b
+    # a NaN stamp (JSON from Python) differs from itself: it stamps nothing, else every poll restarts
+    return a is not None and b is not None and a == a and b == b and a != b
 
 
 def counters(raw: RawPoll) -> WindowCounters | None:

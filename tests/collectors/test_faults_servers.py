@@ -9,7 +9,7 @@ import json
 import pytest
 
 from collectors.errors import ServerUnreachable, SpectopError
-from collectors.http import get_page, make_client
+from collectors.http import STREAM_TIMEOUT, get_page, make_client
 from collectors.servers import detect, open_collector
 from collectors.servers.auto import AutoCollector
 from tests.support.captures import read_json
@@ -150,6 +150,22 @@ async def test_detection_of_a_hanging_server_is_a_timeout_not_unreachable():
     assert not isinstance(caught.value, ServerUnreachable)
 
 
+async def test_a_hanging_server_is_a_poll_timeout_also_on_a_client_made_for_streams():
+    # the sweep and the dashboard's probe poll with the client they stream with, whose read
+    # timeout is the 300 s a long prefill may need: a poll must still give up after 3 s
+    with FaultServer({"/slots": Hang()}) as server:
+        async with make_client(None, STREAM_TIMEOUT) as client:
+            snap = await open_collector(server.url, "llama.cpp", client=client).poll()
+    assert snap.status == "error"
+    assert "/slots accepted the connection but did not answer within 3 s" in snap.error
+    with FaultServer({"/props": Hang()}) as server:
+        async with make_client(None, STREAM_TIMEOUT) as client:
+            with pytest.raises(
+                SpectopError, match="/props accepted the connection but did not answer within 3 s"
+            ):
+                await detect(server.url, client)
+
+
 async def test_a_refused_connection_is_unreachable():
     server = FaultServer()
     server.stop()  # the port is closed: nothing listens
@@ -206,6 +222,24 @@ async def test_sglang_odd_fields_read_as_unknown():
     with FaultServer(base=routes) as server:
         snap = await poll_once(server, "sglang")
     assert snap.ok and snap.build is None and snap.n_ctx_slot is None and snap.slots_total is None
+
+
+async def test_sglang_nan_startup_time_is_no_restart_at_every_poll():
+    info = json.dumps(
+        {"startup_time": float("nan"), "context_length": 4096}
+    ).encode()  # NaN, as Python writes it
+
+    def routes(path: str, query: dict[str, str]):
+        if path in ("/server_info", "/get_server_info"):
+            return 200, "application/json", info
+        return FakeSglang([SglangRank()])(path, query)
+
+    with FaultServer(base=routes) as server:
+        async with make_client() as client:
+            collector = open_collector(server.url, "sglang", client=client)
+            await collector.poll()
+            snap = await collector.poll()
+    assert snap.ok and not snap.restarted and snap.window_s is not None
 
 
 async def test_sglang_loads_of_the_wrong_shape_say_so():

@@ -11,7 +11,7 @@ from collectors.servers.auto import AutoCollector
 from tests.support import synthetic
 from tests.support.captures import read_json
 from tests.support.dashboard import FakeCollector, text_of, wait_until
-from tests.support.fault_server import FaultServer, Reply, Stream, endless
+from tests.support.fault_server import FaultServer, Hang, Reply, Stream, endless
 from tests.support.ngram_llama import ngram_server
 from tui.app import SpectopApp
 from tui.config import Settings
@@ -53,6 +53,22 @@ async def test_junk_metrics_then_a_server_gone_never_leave_the_bar_at_ok():
             server.stop()
             await wait_until(pilot, lambda: latest_status(app) == "unreachable")
             assert "● unreachable" in bar(app) and "cannot reach" in bar(app)
+
+
+async def test_a_server_that_stops_answering_shows_a_timeout_and_polling_goes_on():
+    with FaultServer() as server:
+        app = dashboard(server.url)
+        async with app.run_test(size=(160, 40)) as pilot:
+            await wait_until(pilot, lambda: latest_status(app) == "ok")
+            metrics = server.answers["/metrics"]
+            server.set("/metrics", Hang())  # accepts the connection, never answers
+            await wait_until(pilot, lambda: latest_status(app) == "error")
+            assert "● error" in bar(
+                app
+            ) and "/metrics accepted the connection but did not answer within 3 s" in bar(app)
+            server.set("/metrics", metrics)
+            await wait_until(pilot, lambda: latest_status(app) == "ok")
+            assert "● ok" in bar(app) and app.is_running
 
 
 class RaisingOnce(FakeCollector):
