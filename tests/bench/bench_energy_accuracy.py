@@ -30,7 +30,7 @@ from collectors.meters.sampler import SHORT_WINDOW_PERIODS, Sampler
 from collectors.meters.specs import open_meter
 from collectors.simulator import Simulator
 
-Row = tuple[int, float, bool]  # window length in periods, relative error, flagged short
+Row = tuple[int, float, bool, float]  # periods asked, relative error, flagged short, window s
 PERIODS_S = (0.1, 0.25, 0.5)
 WINDOW_PERIODS = (2, 5, 9, 10, 20, 50)
 
@@ -77,11 +77,14 @@ def table(rows: list[tuple[float, list[Row]]]) -> int:
     wrong_flags = 0
     for period_s, results in rows:
         for k in WINDOW_PERIODS:
-            errs = [abs(e) for kk, e, _ in results if kk == k]
-            flags = [f for kk, _, f in results if kk == k]
+            errs = [abs(e) for kk, e, _, _ in results if kk == k]
+            flags = [f for kk, _, f, _ in results if kk == k]
             if not errs:
                 continue
-            wrong_flags += sum(f != (k < SHORT_WINDOW_PERIODS) for f in flags)
+            # a window is at least k periods long, a little more where the exact reads or marks fall
+            wrong_flags += sum(
+                f != (w < SHORT_WINDOW_PERIODS * period_s) for kk, _, f, w in results if kk == k
+            )
             print(
                 f"{period_s:8.2f} {k:7d} {len(errs):7d} {100 * np.median(errs):9.3f} "
                 f"{100 * np.percentile(errs, 95):7.3f} {100 * max(errs):7.3f} {np.mean(flags):8.0%}"
@@ -94,7 +97,7 @@ def measure_period(sim: Simulator, period_s: float, seconds: float) -> tuple[lis
     meter = open_meter(f"dcgm={sim.meter_url}/metrics?period={period_s:g}")
     assert meter is not None
     exact: list[tuple[float, float]] = []
-    marks: list[tuple[float, float]] = []  # (mark's time, exact energy halfway through the mark's read)
+    marks: list[float] = []  # the marks' times
     sampler = Sampler(meter, rate_hz=1 / period_s).start()
     try:
         time.sleep(2 * period_s)
@@ -103,11 +106,9 @@ def measure_period(sim: Simulator, period_s: float, seconds: float) -> tuple[lis
             reading = sim.accelerator.read()
             exact.append((reading.t_s, reading.energy_mj / 1000))
             if len(exact) % 5 == 0:  # a mark, as the sweep takes one at each end of a point
-                before = sim.accelerator.read().energy_mj / 1000
-                mark = sampler.mark()
-                after = sim.accelerator.read().energy_mj / 1000
-                if mark is not None:
-                    marks.append((mark.t_s, (before + after) / 2))
+                mark = sampler.mark()  # a throttled meter answers with its last reading: its own time
+                if mark is not None and (not marks or mark.t_s > marks[-1]):
+                    marks.append(mark.t_s)
             time.sleep(0.02)
         time.sleep(2 * period_s)  # a sample after the last window's end
     finally:
@@ -123,22 +124,24 @@ def measure_period(sim: Simulator, period_s: float, seconds: float) -> tuple[lis
             t1, e1 = exact[j]
             window = sampler.energy_between(t0, t1)
             if window.covered and e1 > e0:
-                out.append((k, window.energy_j / (e1 - e0) - 1, window.short_window))
-    return out, _marked(sampler, marks, period_s)
+                out.append((k, window.energy_j / (e1 - e0) - 1, window.short_window, t1 - t0))
+    return out, _marked(sampler, marks, exact, period_s)
 
 
-def _marked(sampler: Sampler, marks: list[tuple[float, float]], period_s: float) -> list[Row]:
-    """The same for windows whose ends are marks (the sweep's points)."""
+def _marked(
+    sampler: Sampler, marks: list[float], exact: list[tuple[float, float]], period_s: float
+) -> list[Row]:
+    """The same for windows whose ends are marks (the sweep's points); the exact energy at a mark's
+    time is interpolated between the exact readings 20 ms apart around it."""
+    ts, energy = np.array([t for t, _ in exact]), np.array([e for _, e in exact])
+    marks = [t for t in marks if ts[0] <= t <= ts[-1]]
     out = []
-    mark_ts = np.array([t for t, _ in marks])
     for k in WINDOW_PERIODS:
-        for t0, e0 in marks:
-            j = int(np.searchsorted(mark_ts, t0 + k * period_s))
-            if j < len(marks) and marks[j][1] > e0:
-                window = sampler.energy_between(t0, marks[j][0])
-                out.append((k, window.energy_j / (marks[j][1] - e0) - 1, window.short_window))
+        for t0 in marks:
+            j = int(np.searchsorted(marks, t0 + k * period_s))
+            if j < len(marks):
+                t1 = marks[j]
+                e0, e1 = np.interp([t0, t1], ts, energy)
+                window = sampler.energy_between(t0, t1)
+                out.append((k, window.energy_j / (e1 - e0) - 1, window.short_window, t1 - t0))
     return out
-
-
-if __name__ == "__main__":
-    main()
