@@ -145,3 +145,7 @@ def _marked(
                 window = sampler.energy_between(t0, t1)
                 out.append((k, window.energy_j / (e1 - e0) - 1, window.short_window, t1 - t0))
     return out
+
+
+if __name__ == "__main__":
+    main()
