@@ -180,33 +180,40 @@ async def _read(
             raise SpectopError(
                 f"answered HTTP {response.status_code}: {detail[:300]}", "check the URL and the server's log"
             )
-        async for line in _lines(response.aiter_bytes(), max_bytes):
+        async for t_s, line in _lines(response.aiter_bytes(), max_bytes, clock):
             if line.startswith("data:"):
                 events += 1
                 if events > max_events:
                     raise SpectopError(
                         f"sent more than {max_events} events for {spec.max_tokens} tokens", NOT_A_SERVER
                     )
-            streams.feed_line(state, clock(), line, native)
+            streams.feed_line(state, t_s, line, native)
 
 
-async def _lines(chunks: AsyncIterator[bytes], max_bytes: int) -> AsyncIterator[str]:
-    """The text lines of a byte stream (UTF-8, bad bytes replaced); SpectopError past `max_bytes`."""
+async def _lines(
+    chunks: AsyncIterator[bytes], max_bytes: int, clock: Callable[[], float]
+) -> AsyncIterator[tuple[float, str]]:
+    """The text lines of a byte stream (UTF-8, bad bytes replaced), each with the instant the chunk
+    that ended it arrived; SpectopError past `max_bytes`."""
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     pending: list[str] = []  # the line so far, in pieces: a long line is not copied per chunk
     total = 0
+    t_s = 0.0  # no line is yielded before the first chunk sets it
     async for chunk in chunks:
+        # stamped on receipt, before any line of it is parsed: the events of one chunk arrived
+        # together, and parsing the first must not delay the stamp of the last
+        t_s = clock()
         total += len(chunk)
         if total > max_bytes:
             raise SpectopError(f"sent more than {max_bytes >> 10} KB in one stream", NOT_A_SERVER)
         first, *rest = decoder.decode(chunk).split("\n")
         pending.append(first)
         for piece in rest:
-            yield "".join(pending).rstrip("\r")
+            yield t_s, "".join(pending).rstrip("\r")
             pending = [piece]
     last = "".join(pending) + decoder.decode(b"", final=True)
     if last:
-        yield last.rstrip("\r")
+        yield t_s, last.rstrip("\r")
 
 
 async def _head(response: httpx.Response, max_bytes: int) -> str:

@@ -13,7 +13,7 @@ import pytest
 from collectors.client import DEFAULT_PROMPT, RequestSpec, request_body, stream_request
 from collectors.errors import ServerUnreachable, SpectopError
 from tests.support.captures import read_json, sse_lines
-from tests.support.streaming import capture
+from tests.support.streaming import capture, serving
 
 URL = "http://127.0.0.1:8000"
 
@@ -53,21 +53,32 @@ def test_the_body_each_dialect_gets():
 
 
 class CaptureClock:
-    """The send at 0 s, then each line at the time the capture saw it (blank lines with the one before)."""
+    """The send at 0 s, then each event's chunk at the time the capture saw it."""
 
     def __init__(self, name: str) -> None:
         times = [t for t, _ in sse_lines(name)]
-        self.times = iter([0.0, *[t for t in times for _ in range(2)], times[-1] + 0.001])
+        self.times = iter([0.0, *times, times[-1] + 0.001])
 
     def __call__(self) -> float:
         return next(self.times)
+
+
+class EventChunks(httpx.AsyncByteStream):
+    """A body that arrives one SSE event per chunk, as a server sends them."""
+
+    def __init__(self, body: bytes) -> None:
+        self.events = [event + b"\n\n" for event in body.split(b"\n\n") if event]
+
+    async def __aiter__(self):
+        for event in self.events:
+            yield event
 
 
 def replaying(body: bytes, seen: list[httpx.Request] | None = None, status: int = 200) -> httpx.AsyncClient:
     def handler(request: httpx.Request) -> httpx.Response:
         if seen is not None:
             seen.append(request)
-        return httpx.Response(status, content=body, headers={"Content-Type": "text/event-stream"})
+        return httpx.Response(status, stream=EventChunks(body), headers={"Content-Type": "text/event-stream"})
 
     return httpx.AsyncClient(transport=httpx.MockTransport(handler))
 
@@ -181,3 +192,14 @@ async def test_busy_slots_are_sampled_while_the_request_streams():
         record = await stream_request(client, URL, RequestSpec(), busy_probe=busy)
     # an unanswered read is skipped: samples 2 and 4
     assert (record.concurrency_mean, record.concurrency_max) == (3.0, 4)
+
+
+async def test_events_that_arrive_together_are_stamped_with_their_arrival_not_after_parsing():
+    # a clock that moves on every read: a stamp taken after parsing the events before it would differ
+    ticks = iter(range(100))
+    body = "".join(line + "\n\n" for _, line in sse_lines("plain.completion.sse.jsonl")).encode()
+    async with serving(body) as client:  # the whole stream in one chunk
+        record = await stream_request(client, URL, RequestSpec(), clock=lambda: float(next(ticks)))
+    assert record.t_send_s == 0.0 and len(record.events) > 3
+    assert {e.t_s for e in record.events} == {1.0}  # the chunk's arrival, for every event in it
+    assert record.latency.chunk_gaps.max_ms == 0.0
