@@ -33,13 +33,19 @@ def auth_headers(api_key: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
 
+UNCAPPED = httpx.Limits(max_connections=None, max_keepalive_connections=32)
+
+
 def make_client(api_key: str | None = None, timeout: httpx.Timeout = POLL_TIMEOUT) -> httpx.AsyncClient:
     """An async client for one server; `STREAM_TIMEOUT` for clients that stream completions."""
     return httpx.AsyncClient(
         timeout=timeout,
         headers=auth_headers(api_key),
         trust_env=False,
-        transport=httpx.AsyncHTTPTransport(retries=1, trust_env=False),  # one more try to connect
+        # one more try to connect; no cap on connections: a sweep point at batch B sends B requests
+        # at once, and httpx's default pool of 100 would queue the rest, silently running a smaller
+        # batch (limits go on the transport: the client's own are ignored when one is given)
+        transport=httpx.AsyncHTTPTransport(retries=1, trust_env=False, limits=UNCAPPED),
     )
 
 
