@@ -105,10 +105,16 @@ def test_export_serves_drafting_and_energy_figures():
         )
         try:
             with TrafficGenerator({"draft": sim.draft_url}, [Phase("draft", 2, 60.0)], n_tokens=64):
-                time.sleep(6.0)
+                time.sleep(6.0)  # a rolling window of traffic, then until the figures are there
+                deadline = time.monotonic() + 30
                 metrics = scrape(f"http://127.0.0.1:{port}/metrics")
+                while "spectop_mj_per_token" not in metrics and time.monotonic() < deadline:
+                    time.sleep(0.5)
+                    metrics = scrape(f"http://127.0.0.1:{port}/metrics")
         finally:
-            err = stop(proc)
+            # that it stops and says so, not how fast: a loaded machine can take a while to join
+            # the meter's thread and close its clients
+            err = stop(proc, grace_s=30.0)
     assert metrics["spectop_up"][1] == 1.0 and metrics["spectop_drafting"][1] == 1.0
     labels = metrics["spectop_up"][0]
     assert labels["method"] == "counter" and labels["meter"] == "dcgm" and labels["backend"] == "llama.cpp"
