@@ -1,9 +1,14 @@
-"""Small formatting helpers shared by the panels (Rich Text; server strings are never markup)."""
+"""Small formatting helpers shared by the panels (Rich Text; server strings are never markup).
+
+`signature` and `wrapped_rows` let a widget skip a repaint whose text did not change and ask for a
+layout pass (which repaints the whole screen) only when its height did.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich.console import Console, RenderableType
 from rich.text import Text
 
 BLOCKS = " ▏▎▍▌▋▊▉█"
@@ -18,6 +23,22 @@ def line(*parts: tuple[str, str] | str) -> Text:
         else:
             out.append(part)
     return out
+
+
+def signature(lines: Sequence[RenderableType]) -> tuple[object, ...] | None:
+    """What lines show, text and styles: Text's own equality ignores styles. None when not all are Text."""
+    texts = [text for text in lines if isinstance(text, Text)]
+    if len(texts) != len(lines):
+        return None
+    return tuple((t.plain, str(t.style), tuple(t.spans)) for t in texts)
+
+
+def wrapped_rows(lines: Sequence[RenderableType], width: int, console: Console) -> int | None:
+    """Rows the lines take at `width`, wrapping included; None when not known (not all Text, no width)."""
+    texts = [text for text in lines if isinstance(text, Text)]
+    if not width or len(texts) != len(lines):
+        return None
+    return sum(len(text.wrap(console, width)) for text in texts)
 
 
 def bar(fraction: float, width: int) -> str:

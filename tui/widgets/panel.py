@@ -1,4 +1,9 @@
-"""The base of the live panels: a bordered box with a text body and, where useful, a sparkline."""
+"""The base of the live panels: a bordered box with a text body and, where useful, a sparkline.
+
+Repaints cost more than the figures behind them: a new view whose lines read the same (text and
+styles) leaves the body alone, and a body asks for a layout pass, which repaints the whole screen,
+only when the rows it needs change.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.reactive import reactive
 from textual.widgets import Sparkline, Static
+
+from tui.widgets.figures import signature, wrapped_rows
 
 
 class Panel(Vertical):
@@ -32,7 +39,8 @@ class Panel(Vertical):
     TITLE = ""
     SPARKLINE = False
 
-    view: reactive[Any] = reactive(None, init=False)
+    # repaint=False: the box itself never changes with the view; its body and sparkline refresh themselves
+    view: reactive[Any] = reactive(None, init=False, repaint=False)
     """What the panel shows; None until the first data arrives. A view equal to the shown one is skipped."""
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -41,6 +49,7 @@ class Panel(Vertical):
         self._body = Static(Text("waiting for data…", style="dim"), classes="body")
         self._sparkline = Sparkline([], summary_function=max) if self.SPARKLINE else None
         self._body_shape: tuple[int, int] | None = None  # (width, rows) at the last update
+        self._body_signature: tuple[object, ...] | None = None  # what the body shows: text and styles
 
     def compose(self) -> ComposeResult:
         yield self._body
@@ -54,20 +63,21 @@ class Panel(Vertical):
         if view is None:
             return
         lines = self.lines(view)
-        # a layout pass repaints the whole screen: ask for one only when the body's shape changes
-        shape = self._shape_of(lines)
-        self._body.update(Group(*lines), layout=shape is None or shape != self._body_shape)
-        self._body_shape = shape
+        shape, shown = self._shape_of(lines), signature(lines)
+        if shown is None or shown != self._body_signature or shape != self._body_shape:
+            # a layout pass repaints the whole screen: ask for one only when the body's shape changes
+            self._body.update(Group(*lines), layout=shape is None or shape != self._body_shape)
+            self._body_shape, self._body_signature = shape, shown
         if self._sparkline is not None:
-            self._sparkline.data = list(self.series(view))
+            data = list(self.series(view))
+            if data != self._sparkline.data:
+                self._sparkline.data = data
 
     def _shape_of(self, lines: Sequence[RenderableType]) -> tuple[int, int] | None:
         """The body's width and the rows it needs there, wrapping included; None when not known."""
         width = self._body.content_region.width
-        texts = [line for line in lines if isinstance(line, Text)]
-        if not width or len(texts) != len(lines):
-            return None
-        return width, sum(len(text.wrap(self.app.console, width)) for text in texts)
+        rows = wrapped_rows(lines, width, self.app.console)
+        return None if rows is None else (width, rows)
 
     def lines(self, view: Any) -> Sequence[RenderableType]:
         raise NotImplementedError

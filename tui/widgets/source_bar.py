@@ -1,18 +1,22 @@
-"""The top bar: which server and which meter, in what state, and the warnings that matter most."""
+"""The top bar: which server and which meter, in what state, and the warnings that matter most.
+
+Every poll brings a new snapshot, but the bar's text seldom changes: it repaints only when its
+lines do, and asks for a layout pass (which repaints the whole screen) only when its height does.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
 from collectors.meters import MeterInfo
 from collectors.servers.snapshot import ServerSnapshot
-from tui.widgets.figures import line
+from tui.widgets.figures import line, signature, wrapped_rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,14 +39,29 @@ class SourceBar(Static):
     SourceBar { height: auto; padding: 0 1; background: $boost; }
     """
 
-    view: reactive[SourceView | None] = reactive(None, layout=True)
+    view: reactive[SourceView | None] = reactive(None, repaint=False)
     """The sources and their state."""
 
-    def render(self) -> Group:
-        v = self.view
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._lines: list[RenderableType] = [Text("spectop: connecting…")]
+        self._shown: tuple[object, ...] | None = signature(self._lines)
+        self._rows: int | None = None  # rows at the width of the last layout pass
+
+    def watch_view(self, v: SourceView | None) -> None:
         if v is None:
-            return Group(Text("spectop: connecting…"))
-        return Group(self._server_line(v), self._meter_line(v), *self._warnings(v))
+            return
+        lines: list[RenderableType] = [self._server_line(v), self._meter_line(v), *self._warnings(v)]
+        shown = signature(lines)
+        if shown is not None and shown == self._shown:
+            return
+        rows = wrapped_rows(lines, self.content_region.width, self.app.console)
+        self._lines, self._shown = lines, shown
+        self.refresh(layout=rows is None or rows != self._rows)
+        self._rows = rows
+
+    def render(self) -> Group:
+        return Group(*self._lines)
 
     def _server_line(self, v: SourceView) -> Text:
         s = v.snapshot

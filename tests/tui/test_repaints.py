@@ -1,0 +1,74 @@
+"""What the dashboard repaints and when: held-back meter reads still show within a second, and a bar
+whose text did not change is not laid out again (a layout pass repaints the whole screen)."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+from collectors.servers.answers import error_snapshot
+from tests.support import synthetic
+from tests.support.dashboard import FakeCollector, FakeSampler, text_of, wait_until
+from tui import messages
+from tui.app import SpectopApp
+from tui.config import Settings
+from tui.widgets.source_bar import SourceBar
+
+
+def now_line(app: SpectopApp) -> str:
+    return text_of(app.query_one("#power").query_one(".body")).splitlines()[0]
+
+
+async def test_meter_reads_between_polls_show_within_a_second_and_a_poll_shows_them_at_once():
+    clock = [1000.0]
+    settings = Settings(server_url=synthetic.URL, interval_s=3600)  # live, but one poll only: at start
+    sampler = FakeSampler(synthetic.METER)  # nothing new: its 0.5 s ticks post empty reads
+    app = SpectopApp(settings, FakeCollector(synthetic.snapshots()), sampler, clock=lambda: clock[0])
+    readings = synthetic.readings()  # 40 W, then 60 W from the 21st
+    async with app.run_test(size=(140, 42)) as pilot:
+        await wait_until(pilot, lambda: app.state.latest is not None)
+        clock[0] += 0.3
+        app.post_message(messages.MeterRead(readings[:10]))
+        await pilot.pause()
+        assert app.state.power_w[-1] == 40.0  # in the state at once
+        assert "40.0 W" not in now_line(app)  # but the panels were painted 0.3 s ago
+        clock[0] += 0.8
+        app.post_message(messages.MeterRead([]))  # the next tick, a second after the last paint
+        await pilot.pause()
+        assert "40.0 W" in now_line(app)
+        clock[0] += 0.2
+        app.post_message(messages.MeterRead(readings[10:]))
+        await pilot.pause()
+        assert "60.0 W" not in now_line(app)
+        busy = dataclasses.replace(synthetic.snapshots()[1], taken_at_s=time.monotonic())
+        app.post_message(messages.ServerPolled(busy))  # a poll shows the latest power with its figures
+        await pilot.pause()
+        assert "60.0 W" in now_line(app)
+
+
+async def test_a_poll_that_leaves_the_source_bar_unchanged_does_not_lay_out_the_screen():
+    settings = Settings(server_url=synthetic.URL, poll=False)
+    app = SpectopApp(settings, FakeCollector(synthetic.snapshots()), FakeSampler(synthetic.METER))
+    async with app.run_test(size=(140, 42)) as pilot:
+        busy = synthetic.snapshots()[1]
+        app.post_message(messages.ServerPolled(busy))
+        await pilot.pause()
+        bar = app.query_one(SourceBar)
+        layouts: list[bool] = []
+        original = bar.refresh
+
+        def refresh(*regions, layout: bool = False, **kwargs):
+            layouts.append(layout)
+            return original(*regions, layout=layout, **kwargs)
+
+        bar.refresh = refresh  # type: ignore[method-assign]
+        later = dataclasses.replace(busy, taken_at_s=busy.taken_at_s + 1, live_tok_s=123.0)
+        app.post_message(messages.ServerPolled(later))  # new figures, the same bar
+        await pilot.pause()
+        assert True not in layouts
+        rows = bar.size.height
+        app.post_message(
+            messages.ServerPolled(error_snapshot(synthetic.URL, "llama.cpp", OSError("refused")))
+        )
+        await pilot.pause()
+        assert "refused" in text_of(bar) and bar.size.height == rows + 1
