@@ -1,9 +1,9 @@
 """SpectopApp: start the workers and route their messages into the state and onto the dashboard screen.
 
-The App routes, the DashboardScreen renders: each handler updates `self.state` and calls only the
-screen methods its message affects (a meter read touches the requests table only when it completes
-a request's energy: one the meter had not yet read past). A poll that raises is a failed poll,
-shown, and polling goes on; were the poller itself to fail, the top bar would not stay at "ok".
+The workers (tui/workers.py) only post messages, the App routes them, the DashboardScreen
+renders: each handler updates `self.state` and calls only the screen methods its message affects
+(a meter read touches the requests table only when it completes a request's energy: one the meter
+had not yet read past). Were the poller itself to fail, the top bar would not stay at "ok".
 
 Repaints, not figures, are what the dashboard spends its CPU on. While polling runs, meter reads
 (every 0.5 s) go into the state at once but repaint the power and energy panels at most once per
@@ -14,26 +14,19 @@ message repaints.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable, Iterable
 
-from textual import on, work
-from textual.app import App, SystemCommand
+from textual import on
+from textual.app import SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Button
-from textual.worker import Worker, WorkerState, get_current_worker
+from textual.worker import Worker, WorkerState
 
-from collectors.client import RequestSpec, stream_request
-from collectors.errors import SpectopError
 from collectors.fmt import num, pct, printable
-from collectors.http import STREAM_TIMEOUT, make_client
 from collectors.meters import Sampler
-from collectors.servers import default_route
-from collectors.servers.answers import error_snapshot
 from collectors.sweep.events import IdleMeasured, PointDone, SweepEnded
-from collectors.sweep.runner import run_sweep
 from collectors.verdict import void_warning
 from tui import messages
 from tui.config import Settings
@@ -41,11 +34,12 @@ from tui.screens.dashboard import DashboardScreen
 from tui.state import LiveState
 from tui.widgets.help_screen import HelpScreen
 from tui.widgets.sweep_dialog import SweepDialog, SweepRequest, arm_field
+from tui.workers import WorkingApp
 
 LIVE_REPAINT_S = 1.0  # the least time between two repaints of power and energy by meter reads
 
 
-class SpectopApp(App[None]):
+class SpectopApp(WorkingApp):
     CSS_PATH = "app.tcss"
     TITLE = "spectop"
     BINDINGS = [
@@ -97,66 +91,6 @@ class SpectopApp(App[None]):
     def on_resize(self, event: object = None) -> None:
         self.main.set_class(self.size.width < 120, "narrow")
         self.main.set_class(self.size.height < 40, "short")
-
-    # -- workers: they only post messages ------------------------------------------------------
-    @work(exclusive=True, group="poll-server", exit_on_error=False)
-    async def poll_server(self) -> None:
-        while True:
-            started = time.monotonic()
-            if not self.state.paused:
-                try:
-                    snapshot = await self.collector.poll()
-                except Exception as exc:  # one bad answer must not end polling
-                    snapshot = self.failed_poll(exc)
-                self.post_message(messages.ServerPolled(snapshot))
-            await asyncio.sleep(max(0.05, self.settings.interval_s - (time.monotonic() - started)))
-
-    def failed_poll(self, exc: Exception):
-        return error_snapshot(self.settings.server_url, getattr(self.collector, "backend", "unknown"), exc)
-
-    def read_meter(self) -> None:
-        """Hand new sampler readings to the handler; the sampler's own thread does the reading."""
-        if self.sampler is None or self.state.paused:
-            return
-        readings = self.sampler.readings(since_t_s=self._meter_t_s)
-        readings = [r for r in readings if self._meter_t_s is None or r.t_s > self._meter_t_s]
-        if readings:
-            self._meter_t_s = readings[-1].t_s
-        error = self.sampler.last_error if self.sampler.failed_ticks else None
-        # a remote meter's error may quote its exporter's page
-        self.post_message(messages.MeterRead(readings, printable(error) if error else None))
-
-    @work(exclusive=True, group="probe", exit_on_error=False)
-    async def run_probe(self) -> None:
-        snap = self.state.latest
-        dialect = snap.backend if snap else "llama.cpp"
-        spec = RequestSpec(route=default_route(dialect), dialect=dialect)
-        try:
-            async with make_client(self.settings.api_key, STREAM_TIMEOUT) as client:
-                record = await stream_request(
-                    client,
-                    self.settings.server_url,
-                    spec,
-                    busy_probe=getattr(self.collector, "busy_slots", None),
-                    tag="probe",
-                )
-            self.post_message(messages.ProbeFinished(record))
-        except SpectopError as exc:
-            self.post_message(messages.ProbeFinished(None, str(exc)))
-
-    @work(thread=True, exclusive=True, group="sweep", exit_on_error=False)
-    def sweep_worker(self, request: SweepRequest) -> None:
-        """The sweep engine in a thread; its events come back to the app as messages."""
-        worker = get_current_worker()
-        for event in run_sweep(
-            request.plan,
-            request.arms,
-            self.sampler,
-            self.settings.results_root,
-            should_stop=lambda: worker.is_cancelled,
-            api_key=self.settings.api_key,
-        ):
-            self.post_message(messages.SweepProgressed(event))
 
     # -- handlers: own the state, tell the screen what changed ---------------------------------
     def on_server_polled(self, message: messages.ServerPolled) -> None:
