@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,31 +115,42 @@ def describe(kind: Any) -> str:
 
 
 def _problem(value: Any, kind: Any, path: str) -> str | None:
+    # on the stream's hot path (every event of every stream): a field's path is spelt out only
+    # when it is wrong, and a scalar is tested in place rather than by another call
+    if isinstance(kind, Scalar):
+        return None if kind.test(value) else _wrong(path, kind)
     if isinstance(kind, OneOf):
         fits = any(_problem(value, option, path) is None for option in kind.options)
         return None if fits else _wrong(path, kind)
     if isinstance(kind, ListOf):
         if not isinstance(value, list):
             return _wrong(path, kind)
-        return next(
-            (p for i, item in enumerate(value) if (p := _problem(item, kind.item, f"{path}[{i}]"))),
-            None,
-        )
-    if isinstance(kind, Mapping):
-        if not isinstance(value, dict):
-            return _wrong(path, kind)
-        for key, field_kind in kind.items():
-            inner = field_kind.kind if isinstance(field_kind, Required) else field_kind
-            name = f"{path}.{key}" if path else key
-            if value.get(key) is None:
-                if isinstance(field_kind, Required):
-                    return f"an object without `{name}`" if not path else f"a `{path}` without `{key}`"
-                continue
-            problem = _problem(value[key], inner, name)
-            if problem is not None:
+        item = kind.item
+        for i, entry in enumerate(value):
+            if isinstance(item, Scalar):
+                if not item.test(entry):
+                    return _wrong(f"{path}[{i}]", item)
+            elif (problem := _problem(entry, item, f"{path}[{i}]")) is not None:
                 return problem
         return None
-    return None if kind.test(value) else _wrong(path, kind)
+    if not isinstance(value, dict):
+        return _wrong(path, kind)
+    for key, field_kind in kind.items():
+        field = value.get(key)
+        if field is None:
+            if isinstance(field_kind, Required):
+                name = f"{path}.{key}" if path else key
+                return f"an object without `{name}`" if not path else f"a `{path}` without `{key}`"
+            continue
+        inner = field_kind.kind if isinstance(field_kind, Required) else field_kind
+        if isinstance(inner, Scalar):
+            if inner.test(field):
+                continue
+            return _wrong(f"{path}.{key}" if path else key, inner)
+        problem = _problem(field, inner, f"{path}.{key}" if path else key)
+        if problem is not None:
+            return problem
+    return None
 
 
 def _wrong(path: str, kind: Any) -> str:
