@@ -44,10 +44,18 @@ class SpectopExporter(Collector):
                 self.live.add_reading(r)  # an energy-only meter's power comes from the energy slope
 
     async def run(self, interval_s: float, should_stop: Callable[[], bool]) -> None:
+        """Poll every `interval_s` until `should_stop()`, which is looked at every 0.1 s at least.
+
+        Stopping is asked, not done by cancelling the task: Python 3.11's `asyncio.wait_for` (under
+        every bounded page read) can swallow a cancellation that lands as the read completes, which
+        on a loaded machine left Ctrl-C unanswered.
+        """
         while not should_stop():
             started = time.monotonic()
             self.update(await self.poll())
-            await asyncio.sleep(max(0.05, interval_s - (time.monotonic() - started)))
+            await asyncio.sleep(0.05)
+            while not should_stop() and (left_s := interval_s - (time.monotonic() - started)) > 0:
+                await asyncio.sleep(min(0.1, left_s))
 
     async def poll(self):
         """The collector's next snapshot; one saying why, when the poll itself failed."""

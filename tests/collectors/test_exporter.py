@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -19,6 +20,7 @@ from collectors.meters import MeterInfo, MeterReading
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.simulator import Simulator
 from collectors.simulator.traffic import Phase, TrafficGenerator
+from tests.support.processes import reaped
 
 
 def samples(text: str) -> dict[str, tuple[dict, float]]:
@@ -163,3 +165,38 @@ async def test_the_poll_loop_outlives_a_poll_that_raises():
     assert [s.status for s in seen] == ["ok", "error", "ok"]
     assert seen[1].error == "TypeError: 'int' object is not iterable"
     assert seen[1].url == collector.url
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_export_stops_on_sigint_and_sigterm_with_its_line(sig):
+    # nothing listens at the server's port: the loop polls and fails, as an exporter left running does
+    args = ["export", "--server", f"http://127.0.0.1:{free_port()}", "--meter", "none"]
+    args += ["--listen", f"127.0.0.1:{free_port()}", "--interval", "5"]
+    popen = subprocess.Popen(
+        [sys.executable, "-m", "tui", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    with reaped(popen) as proc:
+        assert proc.stderr is not None and "serving" in proc.stderr.readline()
+        time.sleep(0.5)  # inside the 5 s wait between polls: the flag ends it, not the next poll
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and err.strip() == "spectop export: stopped"
+
+
+async def test_the_poll_loop_stops_between_polls_when_asked():
+    stop = asyncio.Event()
+
+    class Polled:
+        url, backend, polls = "http://s", "llama.cpp", 0
+
+        async def poll(self):
+            self.polls += 1
+            asyncio.get_running_loop().call_later(0.2, stop.set)
+            return ServerSnapshot(
+                url="http://s", backend="llama.cpp", taken_at_s=time.monotonic(), status="ok"
+            )
+
+    collector = Polled()
+    # an hour between polls: the loop must end on the flag, within its 0.1 s checks
+    await asyncio.wait_for(SpectopExporter(collector, None).run(3600.0, stop.is_set), 30)
+    assert collector.polls == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import sys
 
 from prometheus_client import start_http_server
@@ -68,8 +69,21 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
-        try:
-            asyncio.run(exporter.run(args.interval, lambda: False))
-        except KeyboardInterrupt:
-            print("spectop export: stopped", file=sys.stderr)
+        asyncio.run(serve(exporter, args.interval))
+        print("spectop export: stopped", file=sys.stderr)
     return 0
+
+
+async def serve(exporter: SpectopExporter, interval_s: float) -> None:
+    """The poll loop until SIGINT or SIGTERM: each sets a flag the loop reads, so the poll in
+    flight finishes and the meter and clients close in order (SpectopExporter.run says why a
+    cancelled task is not enough)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await exporter.run(interval_s, stop.is_set)
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
