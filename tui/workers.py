@@ -40,7 +40,10 @@ class WorkingApp(App[None]):
 
     @work(exclusive=True, group="poll-server", exit_on_error=False)
     async def poll_server(self) -> None:
-        while True:
+        worker = get_current_worker()
+        # the flag, not only the cancellation: a cancellation that lands as a bounded page read
+        # completes can be swallowed by Python 3.11's wait_for (collectors/exporter.py)
+        while not worker.is_cancelled:
             started = time.monotonic()
             if not self.state.paused:
                 try:
