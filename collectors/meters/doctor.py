@@ -1,7 +1,9 @@
 """`spectop doctor` as data: every meter and server tried, what was found, and how to fix what was not.
 
 Pitfalls handled: the server's dialect is detected the way every command detects it (the server
-registry), then only that dialect's own health and load endpoints are asked; a server still
+registry), then only that dialect's own health and load endpoints are asked, and one poll by its
+own collector says its version and what its /metrics gives (engine stats off, metrics not
+enabled); a missing optional endpoint is "skipped" and does not fail the report; a server still
 loading its model fails detection, so /health is reported on its own to say so; server and
 exporter text is untrusted, so a row carries at most a short single-line excerpt of it, with its
 control characters made visible (`fmt.printable`); the API key goes to the server, never to a meter.
@@ -29,6 +31,8 @@ from collectors.meters.specs import (
     try_open,
 )
 from collectors.servers import ServerCollector, check_url, detect, dialect
+from collectors.servers.registry import open_collector
+from collectors.servers.snapshot import ServerSnapshot
 
 Status = Literal["ok", "failed", "skipped"]
 
@@ -61,8 +65,9 @@ class DoctorReport:
 
     @property
     def ok(self) -> bool:
-        """A meter works, and the server answers when one was asked about."""
-        server_ok = all(r.status == "ok" for r in self.rows if r.kind == "server")
+        """A meter works, and the server answers when one was asked about (an optional endpoint
+        the server leaves off is "skipped", not a failure)."""
+        server_ok = all(r.status != "failed" for r in self.rows if r.kind == "server")
         return self.chosen is not None and server_ok
 
     def to_dict(self) -> dict[str, object]:
@@ -148,10 +153,16 @@ async def _check_server(
                 DoctorRow("server", base, "failed", exc.what, exc.fix),
             ]
         found = dialect(backend)
-        rows = [DoctorRow("server", base, "ok", f"{found.display_name} answers (backend {backend})")]
+        # one poll by the dialect's own collector (sharing the client): version, /metrics as read
+        snapshot = await open_collector(base, backend, http).poll()
+        version = snapshot.build or "version unknown"
+        rows = [
+            DoctorRow("server", base, "ok", f"{found.display_name} {version} answers (backend {backend})")
+        ]
         rows.append(await _endpoint_row(http, base, found.health_endpoint, None))
         if found.load_endpoint:
             rows.append(await _endpoint_row(http, base, found.load_endpoint, found))
+        rows.append(_metrics_row(base, snapshot))
         return rows
     finally:
         if client is None:
@@ -175,6 +186,18 @@ async def _endpoint_row(
     problem = load_of.http_problem(r, path)
     fix = problem if problem != f"HTTP {r.status_code}" else f"live request counts need {path}"
     return DoctorRow("server", base + path, "skipped", f"HTTP {r.status_code} {excerpt}", fix)
+
+
+def _metrics_row(base: str, snapshot: ServerSnapshot) -> DoctorRow:
+    """/metrics as the dialect reads it: drafting known, or why not and how to turn it on."""
+    name = base + "/metrics"
+    if snapshot.status not in ("ok", "loading"):
+        return DoctorRow("server", name, "skipped", f"not read: {snapshot.error}", snapshot.fix or "")
+    if snapshot.metrics_status != "ok":
+        return DoctorRow("server", name, "skipped", snapshot.metrics_status, snapshot.metrics_status)
+    types = f" ({snapshot.spec_types})" if snapshot.spec_types else ""
+    drafting: dict[bool | None, str] = {True: f"drafting{types}", False: "drafts nothing"}
+    return DoctorRow("server", name, "ok", "readable; " + drafting.get(snapshot.drafting, "drafting unknown"))
 
 
 def run_doctor(

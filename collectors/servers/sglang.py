@@ -188,12 +188,12 @@ class SglangCollector(ServerCollector):
     has_window_counters = True
     http_hints = {
         ("/metrics", 404): NO_METRICS,
-        ("/v1/loads", 404): "not available: /v1/loads needs SGLang 0.5.9 or newer",
+        ("/v1/loads", 404): "not available: /v1/loads needs SGLang 0.5.8 or newer",
     }
 
     @classmethod
     async def answers(cls, probe: Probe) -> bool:
-        """/server_info (/get_server_info before 0.5.9) has its spec args and `internal_states`;
+        """/server_info (/get_server_info only before 0.5.6) has its spec args and `internal_states`;
         else /v1/models says `owned_by: sglang`; else /metrics has `sglang:` series."""
         info = await probe.get("/server_info")
         if info.status_code == 404:
@@ -206,7 +206,7 @@ class SglangCollector(ServerCollector):
         return metrics.status_code == 200 and PREFIX in metrics.text
 
     async def _server_info(self) -> dict[str, Any] | None:
-        for path in ("/server_info", "/get_server_info"):  # the second is the pre-0.5.9 name
+        for path in ("/server_info", "/get_server_info"):  # the second is the only one before 0.5.6
             body = json_body(await self.get(path))
             if isinstance(body, dict):
                 return body

@@ -148,7 +148,7 @@ async def test_an_older_server_without_loads():
     collector = sglang.SglangCollector(URL, client=mock_client(fake))
     snap = await collector.poll()
     assert snap.build == "0.5.23" and snap.drafting is True  # from /get_server_info
-    assert "0.5.9" in snap.slots_status
+    assert "0.5.8" in snap.slots_status
     assert snap.slots_busy == 6  # from sglang:num_running_reqs
     assert await collector.busy_slots() == 6
 

@@ -187,7 +187,7 @@ def only(answers: dict[str, tuple[int, str, bytes]]):
     [
         {"/server_info": json_answer({"internal_states": []})},
         {"/server_info": json_answer({"speculative_algorithm": None})},
-        {"/get_server_info": json_answer({"internal_states": []})},  # before 0.5.9
+        {"/get_server_info": json_answer({"internal_states": []})},  # before 0.5.6
         {"/v1/models": json_answer({"data": [{"id": "m", "owned_by": "sglang"}]})},
         {"/metrics": (200, "text/plain", b"sglang:num_running_reqs 1\n")},
     ],

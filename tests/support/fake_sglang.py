@@ -199,7 +199,7 @@ class FakeSglang:
     tok_step: SglangTokenizer | None = None
     enable_metrics: bool = True
     spec: bool = True
-    old: bool = False  # before 0.5.9: /get_server_info only, no /v1/loads
+    old: bool = False  # before 0.5.6: /get_server_info only, and no /v1/loads (0.5.8)
     lifetime_length: float = 2.71
     hits: dict[str, int] = field(default_factory=dict)
 

@@ -10,9 +10,10 @@ from tui.commands import _common as opts
 NAME = "doctor"
 HELP = "list the power meters (and server) spectop can use here, and how to fix the rest"
 DESCRIPTION = (
-    "Try every power meter (or the one --meter names) and, with --server, the server; "
-    "say what each found, or why it failed and how to fix it. Exit 0 when a meter works "
-    "(and the server answers, when asked about)."
+    "Try every power meter (or the one --meter names) and, with --server, the server: which "
+    "server and version answers, its health, load and /metrics endpoints; say what each found, "
+    "or why it failed and how to fix it. Exit 0 when a meter works (and the server is healthy, "
+    "when asked about; an optional endpoint it leaves off is skipped, not a failure)."
 )
 
 

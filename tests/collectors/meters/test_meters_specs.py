@@ -175,12 +175,17 @@ def test_server_check_detects_the_dialect_and_checks_its_own_endpoints():
         ("http://srv:8080", "ok"),
         ("http://srv:8080/health", "ok"),
         ("http://srv:8080/slots", "skipped"),
+        ("http://srv:8080/metrics", "skipped"),  # a JSON answer is no metrics page
     ]
     assert "llama-server" in rows[0].message and "llama.cpp" in rows[0].message
     assert "--no-slots" in rows[2].fix
 
     rows = check_server("http://srv:8000", mock_client(FakeVllm([VllmEngine()])))
-    assert [(r.name, r.status) for r in rows] == [("http://srv:8000", "ok"), ("http://srv:8000/health", "ok")]
+    assert [(r.name, r.status) for r in rows] == [
+        ("http://srv:8000", "ok"),
+        ("http://srv:8000/health", "ok"),
+        ("http://srv:8000/metrics", "ok"),
+    ]
     assert "vLLM" in rows[0].message  # no load endpoint: vLLM's running requests are on /metrics
 
     rows = check_server("http://srv:30000", mock_client(FakeSglang([SglangRank()])))
@@ -188,6 +193,7 @@ def test_server_check_detects_the_dialect_and_checks_its_own_endpoints():
         "http://srv:30000",
         "http://srv:30000/health",
         "http://srv:30000/v1/loads",
+        "http://srv:30000/metrics",
     ]
     assert all(r.status == "ok" for r in rows) and "SGLang" in rows[0].message
 
