@@ -9,7 +9,11 @@ comes from `realtime_tokens_total{mode="decode"}`; scheduler series repeat per t
 priority="" with priority scheduling, and are summed over dp_rank; /v1/loads counts running and
 waiting requests live, with or without --enable-metrics. A sweep window is bracketed by what
 SGLang counts: finished requests' generated tokens and verify calls; drafted and accepted counts
-and requests per step have no counter, so they stay None there.
+and requests per step have no counter, so they stay None there. The context length is /v1/models'
+`max_model_len` or the `sglang:context_len` gauge (server_info's `context_length` is the
+--context-length argument, None by default); /health answers 503 while starting and also while
+shutting down or unhealthy; /server_info is read again every `IDENTITY_POLLS` polls, else its
+`startup_time` could never show a restart that the counters missed (no --enable-metrics).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from collectors.servers.base import (
     RawPoll as BaseRawPoll,
 )
 from collectors.servers.sglang_snapshot import SglangSnapshot
-from collectors.servers.shapes import member, objects
+from collectors.servers.shapes import INT, member, objects
 from collectors.servers.snapshot import ServerSnapshot
 
 BACKEND = "sglang"
@@ -47,7 +51,10 @@ REALTIME = "sglang:realtime_tokens_total"
 GENERATED = "sglang:generation_tokens_total"
 VERIFY_CALLS = "sglang:spec_verify_calls_total"
 COUNTERS = (REALTIME, GENERATED, VERIFY_CALLS, "sglang:prompt_tokens_total")
+CONTEXT_LEN = "sglang:context_len"  # observability/metrics_collector.py (0.5.23): "Maximum context length."
 NO_METRICS = "not available: start SGLang with --enable-metrics"
+IDENTITY_POLLS = 10  # /server_info (and /v1/models) again every this many polls: a restart's new startup_time
+NOT_READY = "the server is starting, shutting down or unhealthy (/health answered 503)"
 
 
 def _total_only(labels: Mapping[str, str]) -> bool:
@@ -65,6 +72,7 @@ class RawPoll(BaseRawPoll):
     loads: list[dict[str, Any]] | None = None
     loads_status: str = "ok"
     info: dict[str, Any] | None = None  # /server_info: server args, internal_states, version
+    models: list[dict[str, Any]] | None = None  # /v1/models `data`: max_model_len
 
     def scheduler(self, name: str, keep: series.Keep = _total_only) -> dict[series.Key, float]:
         return series.series(self.metrics, name, keep, COPIES)
@@ -107,6 +115,16 @@ def _width(raw: RawPoll) -> int | None:
     return series.as_int(live) if live else sglang_json.int_field(raw.info, "speculative_num_draft_tokens")
 
 
+def context_len(raw: RawPoll) -> int | None:
+    """/v1/models' `max_model_len` (model_config.context_len), else the `sglang:context_len` gauge."""
+    first = (raw.models or [{}])[0]
+    value = first.get("max_model_len") if isinstance(first, dict) else None
+    if isinstance(value, int) and INT.test(value) and value > 0:
+        return value
+    gauges = raw.scheduler(CONTEXT_LEN).values()
+    return series.as_int(max(gauges)) if gauges else None
+
+
 def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> SglangSnapshot:
     """A snapshot from the current poll, with window figures when a previous poll exists."""
     running = cur.loads_total("num_running_reqs")
@@ -127,7 +145,7 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> SglangSnapshot:
         build=sglang_json.str_field(cur.info, "version"),
         slots_total=sglang_json.slots_total(cur.loads, cur.info),
         slots_busy=series.as_int(running),
-        n_ctx_slot=sglang_json.int_field(cur.info, "context_length"),
+        n_ctx_slot=context_len(cur),
         drafting=drafting(cur),
         spec_types=sglang_json.spec_types(cur.info),
         requests_processing=series.as_int(running),
@@ -141,10 +159,13 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> SglangSnapshot:
         accept_length_lifetime=sglang_json.lifetime_accept_length(cur.loads, cur.info),
         verify_width_tokens=_width(cur),
     )
-    if prev is None or not brackets_window(prev, cur):
+    # a restart shows in /server_info's startup_time too, so it is checked without /metrics
+    if prev is None or not brackets_window(prev, cur, needs_metrics=False):
         return SglangSnapshot(**base)
     if restarted(prev, cur):
         return SglangSnapshot(**base, restarted=True)
+    if not brackets_window(prev, cur):
+        return SglangSnapshot(**base)
     window_s = cur.t_s - prev.t_s
     tokens = series.delta(prev.metrics, cur.metrics, REALTIME, _decode, COPIES)
     if tokens is None:  # older servers: finished requests only
@@ -205,6 +226,15 @@ class SglangCollector(ServerCollector):
         metrics = await probe.get("/metrics")
         return metrics.status_code == 200 and PREFIX in metrics.text
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._polls_since_identity = 0
+
+    async def _identify(self) -> dict[str, Any]:
+        info, models = await asyncio.gather(self._server_info(), self.get("/v1/models"))
+        data = member(json_body(models), "data")
+        return dict(info=info, models=objects(data) if isinstance(data, list) else None)
+
     async def _server_info(self) -> dict[str, Any] | None:
         for path in ("/server_info", "/get_server_info"):  # the second is the only one before 0.5.6
             body = json_body(await self.get(path))
@@ -213,18 +243,20 @@ class SglangCollector(ServerCollector):
         return None
 
     async def fetch(self) -> RawPoll:
-        """One raw poll; /server_info is read on the first poll and after a restart."""
+        """One raw poll; /server_info and /v1/models are read on the first poll, after a restart
+        and every `IDENTITY_POLLS` polls."""
         t_s = time.monotonic()
         get = self.get
         try:
             health, loads, metrics = await asyncio.gather(get("/health"), get("/v1/loads"), get("/metrics"))
-            if self._identity is None:
-                self._identity = await self._server_info()
+            self._polls_since_identity += 1
+            if self._identity is None or self._polls_since_identity >= IDENTITY_POLLS:
+                self._identity, self._polls_since_identity = await self._identify(), 0
         except httpx.HTTPError as exc:
             return RawPoll(t_s, **self.failed(exc))
-        raw = RawPoll(t_s, info=self._identity)
+        raw = RawPoll(t_s, info=self._identity["info"], models=self._identity["models"])
         if health.status_code == 503:
-            raw.status, raw.error = "loading", "the server is not ready yet (/health answered 503)"
+            raw.status, raw.error = "loading", NOT_READY
         elif health.status_code != 200:
             raw.status, raw.error = "error", f"/health answered HTTP {health.status_code}"
         body = json_body(loads)

@@ -217,7 +217,9 @@ async def test_sglang_odd_fields_read_as_unknown():
             return 200, "application/json", json.dumps(info).encode()
         if path == "/v1/loads":
             return 200, "application/json", json.dumps(loads).encode()
-        return FakeSglang([SglangRank()])(path, query)
+        if path == "/v1/models":  # the context length is read here (or the metrics gauge), not in info
+            return 200, "application/json", b'{"data": [{"id": "m", "max_model_len": "long"}]}'
+        return FakeSglang([SglangRank()], enable_metrics=False)(path, query)
 
     with FaultServer(base=routes) as server:
         snap = await poll_once(server, "sglang")

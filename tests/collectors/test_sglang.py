@@ -37,7 +37,8 @@ def test_the_reference_excerpt_and_server_info_fragment():
     assert snap.drafted_total is None and snap.accepted_total is None  # no counter pair exists
     assert snap.steps_total == 1000 and snap.tokens_predicted_total == 2900
     assert snap.slots_busy == 8 and snap.slots_total == 48
-    assert (snap.model, snap.build, snap.n_ctx_slot) == (MODEL, "0.5.23", 8192)
+    # no /v1/models and no sglang:context_len here, and server_info's context_length is None by default
+    assert (snap.model, snap.build, snap.n_ctx_slot) == (MODEL, "0.5.23", None)
 
 
 def test_two_polls_with_dp_ranks_tp_copies_and_priority():

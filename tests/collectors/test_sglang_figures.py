@@ -209,7 +209,7 @@ async def test_fetch_says_what_the_server_answered():
     ok = await server(FakeSglang([R0], TOK)).poll()
     assert ok.slots_status == "ok" and ok.url == URL
     for status, state, error in [
-        (503, "loading", "the server is not ready yet (/health answered 503)"),
+        (503, "loading", "the server is starting, shutting down or unhealthy (/health answered 503)"),
         (500, "error", "/health answered HTTP 500"),
     ]:
 

@@ -20,6 +20,7 @@ class SglangRank:
     accept_length: float = 0.0
     accept_rate: float = 0.0
     num_draft_tokens: float = 4
+    context_len: float = 8192  # sglang:context_len, model_config.context_len
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,8 @@ def sglang_page(
         gauge("sglang:num_queue_reqs", "The number of requests in the waiting queue.", "queued"),
         gauge("sglang:gen_throughput", "The generation throughput (token/s).", "decode_tokens"),
         gauge("sglang:token_usage", "The token usage.", "running"),
+        # observability/metrics_collector.py:1337 (0.5.23), set from model_config.context_len
+        gauge("sglang:context_len", "Maximum context length.", "context_len"),
         realtime,
         generated,
         prompt,
@@ -167,15 +170,20 @@ sglang:inter_token_latency_seconds_count{engine_type="unified",model_name="meta-
 """
 
 
-def server_info(spec: bool = True, dp: int = 1, accept_length: float | None = 2.71) -> dict:
-    """The /server_info shape: server args, scheduler info, internal_states per DP rank, version."""
+def server_info(
+    spec: bool = True, dp: int = 1, accept_length: float | None = 2.71, startup_time: float = 1.78e9
+) -> dict:
+    """The /server_info shape: server args, scheduler info, internal_states per DP rank, version
+    (entrypoints/http_server.py `server_info`, 0.5.23: server args, startup_time, internal_states, version);
+    `context_length` is the --context-length argument, None by default (server_args.py)."""
     state: dict = {"last_gen_throughput": 1130.5, "effective_max_running_requests_per_dp": 48}
     if accept_length is not None:
         state["avg_spec_accept_length"] = accept_length
     return {
         "model_path": MODEL,
         "served_model_name": MODEL,
-        "context_length": 8192,
+        "context_length": None,
+        "startup_time": startup_time,
         "enable_metrics": True,
         "max_running_requests": None,
         "dp_size": dp,
@@ -201,6 +209,7 @@ class FakeSglang:
     spec: bool = True
     old: bool = False  # before 0.5.6: /get_server_info only, and no /v1/loads (0.5.8)
     lifetime_length: float = 2.71
+    startup_time: float = 1.78e9  # /server_info's: a restart changes it
     hits: dict[str, int] = field(default_factory=dict)
 
     def __call__(self, path: str, query: dict[str, str]) -> Answer:
@@ -208,10 +217,14 @@ class FakeSglang:
         if path == "/health":
             return 200, "text/plain", b""
         if path == ("/get_server_info" if self.old else "/server_info"):
-            return json_answer(server_info(self.spec, len(self.ranks)))
+            return json_answer(server_info(self.spec, len(self.ranks), startup_time=self.startup_time))
         if path == "/v1/models":
             return json_answer(
-                {"object": "list", "data": [{"id": MODEL, "object": "model", "owned_by": "sglang"}]}
+                # http_server.py `available_models` (0.5.23): max_model_len = model_config.context_len
+                {
+                    "object": "list",
+                    "data": [{"id": MODEL, "object": "model", "owned_by": "sglang", "max_model_len": 8192}],
+                }
             )
         if path == "/v1/loads" and not self.old:
             return json_answer(
