@@ -5,7 +5,11 @@ data-parallel rank) and `model_name` labels, so counters are summed over label s
 ratio; the counters move on every engine step, so the window needs no per-request bookkeeping;
 a restart shows as a new `*_created` stamp, or (multiprocess mode, no stamps) as a counter going
 backwards; spec series exist only when spec decoding is configured, and `--disable-log-stats`
-removes every engine series. A sweep window's requests per step is the sum over engines (each
+removes every engine series, but not every `vllm:` series: a `--tool-call-parser` registers
+`vllm:tool_call_parser_invocations_total` at start (vllm/parser/metrics.py) and the realtime
+task its `vllm:websocket_*` series (entrypoints/speech_to_text/realtime/metrics.py) whatever that
+flag says, so "stats on" is read from the engine series spectop needs (`ENGINE_SERIES`), never
+from the prefix, and without them drafting is unknown, not "drafts nothing". A sweep window's requests per step is the sum over engines (each
 engine steps on its own), so a data-parallel server running B requests reads B, not B/engines.
 `spec_decode_num_drafts_total` counts only (request, step) pairs that had draft tokens (n-gram
 and suffix steps with no match are left out, `scheduler.py` `update_from_output`), so the
@@ -56,7 +60,9 @@ STEPS_HISTOGRAM = "vllm:iteration_tokens_total_count"  # one observation per eng
 STEP_LATENCY = ("vllm:inter_token_latency_seconds_count", "vllm:time_per_output_token_seconds_count")
 V0_SPEC_GAUGES = ("vllm:spec_decode_draft_acceptance_rate", "vllm:spec_decode_efficiency")
 COUNTERS = (GENERATED, DRAFTS, DRAFT_TOKENS, ACCEPTED, PER_POSITION, "vllm:prompt_tokens_total")
-STATS_OFF = "no vllm:* engine series: the server runs with --disable-log-stats; restart it without that flag"
+# engine series every V1 (and V0) server registers unless --disable-log-stats
+ENGINE_SERIES = (RUNNING, GENERATED, STEPS_HISTOGRAM, *STEP_LATENCY)
+STATS_OFF = "engine stats off (--disable-log-stats): drafting unknown; restart vLLM without that flag"
 
 
 @dataclass
@@ -96,9 +102,14 @@ def _has_position(labels: Mapping[str, str]) -> bool:
     return series.position_of(labels) is not None and "position" in labels
 
 
+def stats_on(raw: RawPoll) -> bool:
+    """The engine's own series are on the page (not only a parser's or a websocket's `vllm:` series)."""
+    return raw.metrics is not None and any(n in raw.metrics for n in ENGINE_SERIES)
+
+
 def drafting(raw: RawPoll) -> bool | None:
     """Spec series present (they are registered only with a speculative config), else the config."""
-    if raw.metrics is not None and any(n.startswith(PREFIX) for n in raw.metrics):
+    if raw.metrics is not None and stats_on(raw):
         return any(n in raw.metrics for n in (DRAFTS, DRAFT_TOKENS, ACCEPTED, *V0_SPEC_GAUGES))
     if raw.config is not None:
         return raw.spec_config() is not None
@@ -214,7 +225,7 @@ def requests_per_step(prev: RawPoll, cur: RawPoll) -> float | None:
 
 def counters(raw: RawPoll) -> WindowCounters | None:
     """The engine counters of one poll, summed over engines; None without engine series."""
-    if raw.metrics is None or not any(n.startswith(PREFIX) for n in raw.metrics):
+    if not stats_on(raw):
         return None
     engines = len(series.series(raw.metrics, STEPS_HISTOGRAM))
     steps = raw.total(STEPS_HISTOGRAM)
@@ -281,7 +292,7 @@ class VllmCollector(ServerCollector):
         raw.metrics, raw.metrics_status = read_metrics(metrics)
         if raw.metrics is None:
             return raw
-        if not any(n.startswith(PREFIX) for n in raw.metrics):
+        if not stats_on(raw):
             raw.metrics_status = STATS_OFF
         return raw
 

@@ -235,6 +235,7 @@ class FakeVllm:
     step: list[VllmEngine] = field(default_factory=list)
     metrics_status: int = 200
     stats_off: bool = False
+    tool_parser: bool = False  # --tool-call-parser: its counter is registered whatever the stats flag says
     spec: bool = True
     dev_mode: bool = False
     max_num_seqs: int = 256
@@ -289,7 +290,8 @@ class FakeVllm:
                             "http_requests",
                             "Total number of requests by method, status and handler.",
                             labels=["handler"],
-                        )
+                        ),
+                        *(tool_parser_families() if self.tool_parser else []),
                     ]
                 )
             else:
@@ -300,6 +302,29 @@ class FakeVllm:
         if path == "/metrics":
             return self.metrics_status, "text/plain", b"Unauthorized"
         return 404, "application/json", b'{"detail":"Not Found"}'
+
+
+def tool_parser_families() -> list[Metric]:
+    """What a vLLM 0.33 API server registers at start with --tool-call-parser, stats on or off:
+    vllm/parser/metrics.py `init_parser_metrics` (every label set at 0), and the realtime task's
+    websocket series (vllm/entrypoints/speech_to_text/realtime/metrics.py:22-37)."""
+    tool = CounterMetricFamily(
+        "vllm:tool_call_parser_invocations",
+        "Total number of ToolParser invocations. Non-streaming increments once per choice; "
+        "streaming increments once per delta.",
+        labels=["model_name", "mode", "outcome", "request_type"],
+    )
+    for mode in ("streaming", "non_streaming"):
+        for outcome in ("tool_call", "no_tool_call"):
+            for request_type in ("chat_completions", "responses", "other"):
+                tool.add_metric([MODEL, mode, outcome, request_type], 0.0, created=CREATED)
+    active = GaugeMetricFamily(
+        "vllm:websocket_connections_active", "Number of currently active WebSocket connections."
+    )
+    active.add_metric([], 0.0)
+    total = CounterMetricFamily("vllm:websocket_connections", "Total number of WebSocket connections.")
+    total.add_metric([], 0.0, created=CREATED)
+    return [tool, active, total]
 
 
 def json_answer(body: object) -> Answer:
