@@ -132,7 +132,9 @@ def test_a_key_in_a_launched_server_command_stays_out_of_files_and_output(tmp_pa
         *("sweep", "--draft-cmd", draft, "--api-key", KEY, "--batches", "1", "--passes", "1"),
         *("--tokens", "8", "--idle", "0", "--meter", "none", "--results", str(tmp_path)),
     )
-    assert code == 0, output
+    # 3: finished, but the fake server's point is no trustworthy pair (it reports no busy slots
+    # and no counters that match), which is the exit code's business, not this test's
+    assert code in (0, 3), output
     assert "plain arm derived from the draft command:" in output and "--api-key '***'" in output
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert {p.name for p in files} >= {"meta.json", "points.jsonl", "summary.json"}
