@@ -60,7 +60,9 @@ def test_drafting_server_records_match_the_servers_counters(llama_server, draft_
         assert sum(e.n_tokens for e in r.events) == 48
         assert r.steps_exact and 1 + r.steps + r.draft_n_accepted == 48
         assert len(r.latency.burst_sizes) - 1 <= r.steps
-        assert r.concurrency_max is not None and r.concurrency_max >= 1
+        # busy slots were sampled while it ran, and never more than the three sent; a sample can
+        # land before the server admits a request and a 48-token answer can end before the next one
+        assert r.concurrency_max is not None and 0 <= r.concurrency_max <= 3
     # the server counts verify steps only where a draft was made, spectop counts every decode step
     server_steps = (
         after["llamacpp:spec_decode_num_drafts_total"] - before["llamacpp:spec_decode_num_drafts_total"]
