@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from tests.support import captures
 from tests.support.fake_servers import Answer, FakeVllm, Routes, VllmEngine, json_answer, vllm_page
+from tests.support.loopback import running
 
 # OSC 0 retitles the pane, OSC 52 sets the clipboard, CSI 2J clears the screen, 0x9b is the C1 CSI
 ATTACKS = ("\x1b]0;pwned\x07", "\x1b]52;c;cHduZWQ=\x07", "\x1b[2J", "\x9b31m")
@@ -164,14 +164,8 @@ def serving(routes: Routes, requests: list[tuple[str, dict[str, str]]] | None = 
     server.daemon_threads = True
     server.routes = routes  # type: ignore[attr-defined]
     server.requests = requests if requests is not None else []  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
+    with running(server) as url:
+        yield url
 
 
 if __name__ == "__main__":

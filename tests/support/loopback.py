@@ -30,6 +30,13 @@ def serving(routes: Routes) -> Iterator[str]:
     """`routes` on 127.0.0.1 at a free port, one request at a time, for the length of the block."""
     server = HTTPServer(("127.0.0.1", 0), _Handler)
     server.routes = routes  # type: ignore[attr-defined]
+    with running(server) as url:
+        yield url
+
+
+@contextmanager
+def running(server: HTTPServer) -> Iterator[str]:
+    """`server` served from a thread for the length of the block; its URL; closed however it ends."""
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:

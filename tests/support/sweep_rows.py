@@ -54,3 +54,22 @@ def flagged(rows, batch, arm, code, phase=None):
             if code == "meter-gap":
                 r["energy_covered"] = False
     return rows
+
+
+def fine_point(**over):
+    """A draft point at B=4 that earns no flag: 4 requests of 64 tokens (the same text), the
+    server's 256 tokens, 10 s covered by a 0.1 s meter; `over` changes what a test needs."""
+    base = {
+        "batch": 4,
+        "arm": "draft",
+        "drafted": 10,
+        "concurrency_max": 4,
+        "energy_covered": True,
+        "short_window": False,
+        "window_s": 10.0,
+        "meter_update_period_s": 0.1,
+        "committed_tokens": 256,
+        "server_tokens": 256,
+        "requests": [{"committed_tokens": 64, "text_sha256": "a"}] * 4,
+    }
+    return {**base, **over}

@@ -8,6 +8,7 @@ from collectors.meters.base import MeterInfo
 from collectors.meters.sampler import WindowEnergy
 from collectors.sweep import summary
 from collectors.sweep.checks import EXCLUDING, drift_flag, exclusions, idle_flag, mismatch_flag, point_flags
+from tests.support.sweep_rows import fine_point as point
 from tests.support.sweep_rows import note25_rows
 
 
@@ -86,24 +87,6 @@ def test_a_short_idle_window_names_its_own_length():
     assert found["message"].startswith(
         "the 2.50 s idle window is shorter than 10 meter update periods (0.1 s each)"
     )
-
-
-def point(**over):
-    # a draft point at B=4 that is fine: 4 requests of 64 tokens, the server's 256 tokens, 10 s
-    base = {
-        "batch": 4,
-        "arm": "draft",
-        "drafted": 10,
-        "concurrency_max": 4,
-        "energy_covered": True,
-        "short_window": False,
-        "window_s": 10.0,
-        "meter_update_period_s": 0.1,
-        "committed_tokens": 256,
-        "server_tokens": 256,
-        "requests": [{"committed_tokens": 64}] * 4,
-    }
-    return {**base, **over}
 
 
 def codes(row, method="counter", energy=None):

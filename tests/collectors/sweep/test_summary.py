@@ -13,6 +13,7 @@ import pytest
 from collectors.sweep import summary, tables
 from collectors.sweep.checks import EXCLUDING, drift_flag, mismatch_flag, point_flags
 from collectors.sweep.store import RunStore
+from tests.support.sweep_rows import fine_point as point
 from tests.support.sweep_rows import flagged, note25_rows, row
 
 EXPECTED = {
@@ -223,24 +224,6 @@ def test_verdict_column_and_csv_follow_the_rule():
     assert csv_rows[0][-2:] == ["trusted", "verdict"]
     assert [r[-1] for r in csv_rows[1:]] == ["even", "saves", "costs", "costs", "costs"]
     assert math.isclose(float(csv_rows[2][6]), 279 / 391, abs_tol=0.005)
-
-
-def point(**over):
-    base = {
-        "batch": 4,
-        "arm": "draft",
-        "drafted": 10,
-        "concurrency_max": 4,
-        "energy_covered": True,
-        "short_window": False,
-        "window_s": 10.0,
-        "meter_update_period_s": 0.1,
-        "committed_tokens": 256,
-        "server_tokens": 256,
-        "requests": [{"committed_tokens": 64, "text_sha256": "a"}] * 4,
-    }
-    base.update(over)
-    return base
 
 
 def codes(flags):
