@@ -53,9 +53,9 @@ def test_acceptance_needs_both_counts():
 
 
 def test_steps_and_g_from_bursts_without_the_servers_counts():
-    r = made((1, 3, 2, 4))  # three steps after prefill, committing 3, 2 and 4: 6 accepted drafts
+    r = made((1, 3, 1, 4))  # three steps after prefill, committing 3, 1 and 4: 5 accepted drafts
     assert not r.steps_exact and r.steps == 3
-    assert r.mean_advance == pytest.approx(1 + (9 - 3) / 3)
+    assert r.mean_advance == pytest.approx(1 + (8 - 3) / 3)
     assert r.verified_width is None  # drafted positions are unknown without counts
     assert made((1,)).steps == 0 and made(()).steps == 0
 
@@ -66,3 +66,5 @@ def test_steps_and_g_from_the_servers_counts():
     assert r.mean_advance == pytest.approx(1 + 6 / 3) and r.verified_width == pytest.approx(1 + 12 / 3)
     again = dataclasses.replace(r, server_steps=4)  # the server's count wins over the bursts'
     assert again.steps == 4 and again.mean_advance == pytest.approx(1 + 6 / 4)
+    nothing_accepted = dataclasses.replace(r, draft_n_accepted=None)  # counted steps, no acceptances
+    assert nothing_accepted.mean_advance == pytest.approx(1.0)
