@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import shutil
 import subprocess
@@ -49,7 +50,9 @@ class MacmonIntegrator:
         try:
             d = json.loads(line)
             soc_w = float(d["all_power"])
-        except (ValueError, KeyError, TypeError):
+            if not (math.isfinite(soc_w) and soc_w >= 0):  # NaN would stick in the joules for good
+                raise ValueError(soc_w)
+        except (ValueError, KeyError, TypeError, OverflowError):
             self.bad_lines += bool(line.strip())
             return False
         stamp = _timestamp_s(d.get("timestamp"))
@@ -65,7 +68,8 @@ class MacmonIntegrator:
         self._last_stamp, self._last_arrival = stamp, arrival_s
         self.soc_w, self.soc_j = soc_w, self.soc_j + soc_w * dt
         sys_w = d.get("sys_power")
-        if isinstance(sys_w, (int, float)) and sys_w > 0:  # 0.0 means the SMC key was unreadable
+        if isinstance(sys_w, (int, float)) and not isinstance(sys_w, bool) and 0 < sys_w < math.inf:
+            # 0.0 means the SMC key was unreadable
             self.system_j += float(sys_w) * dt
         self.lines += 1
         return True

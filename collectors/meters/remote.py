@@ -70,12 +70,17 @@ def period_option(options: Mapping[str, str], default_s: float) -> float:
     return period_s
 
 
+def _reading(value: float) -> bool:
+    """A value a counter or a power gauge can hold: NaN (no data), infinities and negatives are none."""
+    return math.isfinite(value) and value >= 0
+
+
 def dcgm_series(samples: Iterable[Sample], host: str | None = None) -> list[Series]:
     """One series per (host, UUID). MIG rows (GPU_I_ID) repeat the whole GPU's value: keep one."""
     rows: dict[str, dict[str, object]] = {}
     for sample in samples:
         metric, labels, value = base_name(sample.name), sample.labels, sample.value
-        if metric not in (DCGM_ENERGY, DCGM_POWER) or not math.isfinite(value):  # NaN: no data
+        if metric not in (DCGM_ENERGY, DCGM_POWER) or not _reading(value):
             continue
         node = labels.get("Hostname") or labels.get("hostname") or labels.get("instance") or ""
         if host is not None and host not in (node, labels.get("instance")):
@@ -102,7 +107,7 @@ def node_rapl_series(samples: Iterable[Sample], host: str | None = None) -> list
     for sample in samples:
         labels, value = sample.labels, sample.value
         m = _NODE_RAPL.match(base_name(sample.name))
-        if not m or not math.isfinite(value):
+        if not m or not _reading(value):
             continue
         zone = m.group(1) or labels.get("rapl_zone", "")  # --collector.rapl.enable-zone-label
         path = labels.get("path", "")
