@@ -36,6 +36,8 @@ def test_duration_and_rates_over_the_request_and_after_its_first_token():
     two = made((1, 1), t_done_s=11.0)  # two tokens: one after the first, over 1.0 - 0.5 s
     assert two.decode_tok_s == pytest.approx(1 / 0.5)
     assert made((1,)).decode_tok_s is None  # one token: nothing after the first
+    last_is_first = made((2,), t_done_s=10.5)  # both tokens in the first event, at the end: no decode time
+    assert last_is_first.decode_tok_s is None
     instant = made((1, 1), t_done_s=10.0)
     assert instant.tok_s is None and instant.decode_tok_s is None  # no time: no rate, not a crash
 

@@ -51,12 +51,20 @@ def sweep_args(sim, results, batches: str, tokens: int, *extra: str) -> list[str
 @pytest.mark.parametrize(("arm", "tok_s", "power_w"), [("plain", 61.9, 22.9), ("draft", 78.3, 29.8)])
 def test_probe_reads_the_calibrated_single_request_figures(sim, capsys, arm, tok_s, power_w):
     url = sim.plain_url if arm == "plain" else sim.draft_url
+    before = sim.accelerator.read()
     assert main(["probe", "--server", url, "--tokens", "256", "--meter", meter(sim), "--json"]) == 0
+    busy_s = sim.accelerator.read().busy_s - before.busy_s
     body = json.loads(capsys.readouterr().out)
+    energy = body["energy"]
     assert body["decode_tok_s"] / 2.0 == pytest.approx(tok_s, rel=0.05)
-    assert body["energy"]["power_w"] / 2.0 == pytest.approx(power_w, rel=0.06)
-    assert body["energy"]["mj_per_token"] == pytest.approx(1000 * power_w / tok_s, rel=0.06)
-    assert body["energy"]["meter"]["name"] == "dcgm" and not body["energy"]["shared_with_other_requests"]
+    # the probe's W and mJ/token are over its window, send to last token; a client a loaded machine
+    # wakes late stretches that window with idle seconds, which can only lower W and raise mJ/token
+    assert energy["power_w"] / 2.0 <= power_w * 1.06
+    assert energy["mj_per_token"] >= 1000 * power_w / tok_s * 0.94
+    if busy_s >= 0.97 * energy["window_s"]:  # no stretch worth the name: the calibrated figures
+        assert energy["power_w"] / 2.0 == pytest.approx(power_w, rel=0.06)
+        assert energy["mj_per_token"] == pytest.approx(1000 * power_w / tok_s, rel=0.06)
+    assert energy["meter"]["name"] == "dcgm" and not energy["shared_with_other_requests"]
     if arm == "draft":
         assert 0.6 < body["acceptance"] < 0.8 and body["mean_advance"] > 2
     else:
