@@ -5,12 +5,28 @@ Plain strings (no markup), so the CLI, the dashboard and the saved Markdown summ
 Pitfalls handled: server text is untrusted, and Rich and Textual escape markup but not control
 characters, so an ESC from a model name could retitle the terminal, set its clipboard (OSC 52)
 or clear it; `printable` makes every C0 and C1 control character and DEL visible, and a lone
-surrogate (valid in JSON, unencodable on a UTF-8 terminal) too.
+surrogate (valid in JSON, unencodable on a UTF-8 terminal) too. `number_in` reads a number a
+person typed (an option, a meter spec) only when it is finite and in range: NaN compares false
+with everything, so a bound written as `not value > high` would let it through.
 """
 
 from __future__ import annotations
 
+import math
+
 MISSING = "—"
+
+
+def number_in(text: str, low: float, high: float, *, above_low: bool = False) -> float | None:
+    """`text` as a finite number from `low` (or above it, `above_low`) to `high`; None otherwise."""
+    try:
+        value = float(text.strip())
+    except ValueError:
+        return None
+    if not (math.isfinite(value) and (value > low if above_low else value >= low) and value <= high):
+        return None
+    return value
+
 
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 

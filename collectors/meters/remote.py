@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from collectors.errors import MeterUnavailable
+from collectors.fmt import number_in
 from collectors.meters.accumulate import CounterTracker, PowerIntegrator
 from collectors.meters.base import MeterReading
 from collectors.meters.plausible import DEFAULT_BOUND_W
@@ -58,12 +59,9 @@ def period_option(options: Mapping[str, str], default_s: float) -> float:
     text = options.get("period")
     if text is None:
         return default_s
-    try:
-        period_s = float(text.rstrip("s"))
-    except ValueError:
-        period_s = math.nan
     # NaN, infinite or a day-long period would make every staleness and quantization bound useless
-    if not (math.isfinite(period_s) and 0 < period_s <= MAX_PERIOD_S):
+    period_s = number_in(text.rstrip("s"), 0, MAX_PERIOD_S, above_low=True)
+    if period_s is None:
         raise MeterUnavailable(
             f"bad period {text!r}: give seconds above 0, up to {MAX_PERIOD_S:g}", "e.g. ?period=1"
         )

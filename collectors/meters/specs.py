@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import importlib
-import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from collectors.errors import MeterUnavailable
+from collectors.fmt import number_in
 from collectors.meters.base import Meter, MeterInfo
 from collectors.meters.sampler import Sampler
 
@@ -54,12 +54,9 @@ def _need(arg: str | None, name: str) -> str:
 def _tdp(arg: str | None) -> float | None:
     if not arg:
         return None
-    try:
-        tdp_w = float(arg)
-    except ValueError:
-        tdp_w = math.nan
     # a NaN or negative TDP would estimate NaN or negative joules, a huge one megajoules
-    if not (math.isfinite(tdp_w) and 0 < tdp_w <= MAX_TDP_W):
+    tdp_w = number_in(arg, 0, MAX_TDP_W, above_low=True)
+    if tdp_w is None:
         raise MeterUnavailable(
             f"bad TDP {arg!r}: give watts above 0, up to {MAX_TDP_W:g}", "e.g. estimate=65"
         )

@@ -12,7 +12,6 @@ sleeps for ever; `--json` never prints NaN or Infinity.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -23,7 +22,7 @@ from rich.markup import escape
 
 from collectors import json_forms
 from collectors.errors import SpectopError
-from collectors.fmt import num
+from collectors.fmt import num, number_in
 from collectors.meters import METER_SPEC_HELP
 
 DEFAULT_SERVER = "http://127.0.0.1:8080"
@@ -94,11 +93,8 @@ def seconds(
     """An argparse type: a finite number from `low` (or above it, `above_low`) to `high`."""
 
     def parse(text: str) -> float:
-        try:
-            value = float(text.strip())
-        except ValueError:
-            value = math.nan
-        if not (math.isfinite(value) and (value > low if above_low else value >= low) and value <= high):
+        value = number_in(text, low, high, above_low=above_low)
+        if value is None:
             lowest = f"above {low:g}" if above_low else f"from {low:g}"
             raise SpectopError(
                 f"{option} must be {unit} {lowest} to {high:,g}, not {text!r}", f"e.g. {option} {example:g}"
