@@ -73,7 +73,11 @@ class Engine:
         self._pending: deque[Task] = deque()
         self._counters = Counters()
         self._live = LiveCounts(clock())
-        self._observers = (self._counters, self._live, *observers)  # each dialect's counters
+        self._observers: tuple[StepObserver, ...] = (
+            self._counters,
+            self._live,
+            *observers,
+        )  # each dialect's counters
         self._next_task_id = 0
         self._thread: threading.Thread | None = None
 

@@ -105,7 +105,8 @@ class OpenAIHandler(BaseHTTPRequestHandler):
         except ValueError as exc:
             self.bad_request(str(exc))
             return
-        options = body.get("stream_options") if isinstance(body.get("stream_options"), dict) else {}
+        raw_options = body.get("stream_options")
+        options: dict[str, Any] = raw_options if isinstance(raw_options, dict) else {}
         fmt = _Format(self.server, chat, task.n_prompt, bool(options.get("continuous_usage_stats")))
         if body.get("stream") is True:
             self._stream(task, fmt, bool(options.get("include_usage")))

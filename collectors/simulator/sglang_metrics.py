@@ -31,8 +31,37 @@ from collectors.simulator.tasks import StepPlan, Task
 DECODE_LOG_INTERVAL = 40  # srt/observability get_observability().decode_log_interval default
 SCHEDULER = ("engine_type", "model_name", "moe_ep_rank", "pp_rank", "tp_rank")
 TOKENIZER = ("engine_type", "model_name")
-LATENCY_BUCKETS = (0.1, 0.25, 0.5, 0.75, 1.0, 2.0, 4.0, 6.0, 8.0, 10.0, 20.0, 40.0, 60.0, 80.0)
-ITL_BUCKETS = (0.002, 0.004, 0.006, 0.008, 0.010, 0.015, 0.020, 0.025, 0.030, 0.035, 0.040, 0.060, 0.080)
+LATENCY_BUCKETS: tuple[float, ...] = (
+    0.1,
+    0.25,
+    0.5,
+    0.75,
+    1.0,
+    2.0,
+    4.0,
+    6.0,
+    8.0,
+    10.0,
+    20.0,
+    40.0,
+    60.0,
+    80.0,
+)
+ITL_BUCKETS: tuple[float, ...] = (
+    0.002,
+    0.004,
+    0.006,
+    0.008,
+    0.010,
+    0.015,
+    0.020,
+    0.025,
+    0.030,
+    0.035,
+    0.040,
+    0.060,
+    0.080,
+)
 ITL_BUCKETS += (0.100, 0.200, 0.400, 0.600, 0.800, 1.0, 2.0, 4.0, 6.0, 8.0)
 
 
