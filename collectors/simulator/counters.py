@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from collectors.simulator.tasks import Task
+from collectors.simulator.tasks import LiveView, StepPlan, Task
 
 
 @dataclass(slots=True)
@@ -27,6 +27,14 @@ class Counters:
     bucket_prompt_s: float = 0.0
     bucket_predicted_steps: int = 0
     bucket_predicted_s: float = 0.0
+
+    def on_step(self, plan: StepPlan, now: float) -> None:
+        self.n_decode += 1
+        self.n_busy_slots += len(plan)
+
+    def on_finish(self, task: Task, stop_type: str) -> None:
+        if task.n_decoded > 0:
+            self.on_prediction(task, task.timings().predicted_ms / 1000.0)
 
     def on_prompt(self, n_processed: int, n_cached: int, seconds: float) -> None:
         """A prompt was processed (counted at once, not at the end of the request)."""
@@ -54,6 +62,30 @@ class Counters:
     def reset_buckets(self) -> None:
         self.bucket_prompt_tokens = self.bucket_predicted_steps = 0
         self.bucket_prompt_s = self.bucket_predicted_s = 0.0
+
+
+@dataclass(slots=True)
+class LiveCounts:
+    """Every token streamed so far and the drafts behind them, for the demo's live line."""
+
+    t_committed: float  # the schedule instant of the last committed step
+    committed: int = 0
+    drafted: int = 0
+    accepted: int = 0
+
+    def on_step(self, plan: StepPlan, now: float) -> None:
+        self.t_committed = now
+        for task, drafted, accepted, committed in plan:
+            if not task.cancelled:
+                self.committed += committed
+                self.drafted += drafted
+                self.accepted += accepted
+
+    def on_finish(self, task: Task, stop_type: str) -> None:
+        return
+
+    def view(self, busy: int, deferred: int) -> LiveView:
+        return LiveView(busy, deferred, self.committed, self.drafted, self.accepted, self.t_committed)
 
 
 @dataclass(frozen=True, slots=True)

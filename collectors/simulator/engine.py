@@ -23,12 +23,12 @@ import random
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from collectors.simulator.accelerator import Accelerator, CurveKey
-from collectors.simulator.counters import Counters, MetricsView, metrics_view
+from collectors.simulator.counters import Counters, LiveCounts, MetricsView, metrics_view
 from collectors.simulator.profiles import Profile
-from collectors.simulator.tasks import LiveView, Slot, SlotView, Task, common_prefix, slot_view
+from collectors.simulator.tasks import LiveView, Slot, SlotView, StepObserver, Task, common_prefix, slot_view
 from collectors.simulator.textgen import DraftSampler, TokenStream, draft_key, natural_length, tokenize
 
 _NEVER = 1 << 30
@@ -53,6 +53,7 @@ class Engine:
         seed: int = 0,
         noise: float = 0.01,
         clock: Callable[[], float] = time.monotonic,
+        observers: Sequence[StepObserver] = (),
     ) -> None:
         if kind not in ("plain", "draft"):
             raise ValueError(f"unknown arm kind {kind!r}")
@@ -71,11 +72,13 @@ class Engine:
         self._slots = [Slot(i) for i in range(n_slots)]
         self._pending: deque[Task] = deque()
         self._counters = Counters()
+        self._live = LiveCounts(clock())
+        self._observers: tuple[StepObserver, ...] = (
+            self._counters,
+            self._live,
+            *observers,
+        )  # each dialect's counters
         self._next_task_id = 0
-        self._committed = 0
-        self._t_committed = clock()  # the schedule instant of the last committed step
-        self._live_drafted = 0
-        self._live_accepted = 0
         self._thread: threading.Thread | None = None
 
     @property
@@ -249,9 +252,8 @@ class Engine:
 
     def _commit(self, plan: list[tuple[Task, int, int, int]], now: float) -> None:
         c = self._counters
-        self._t_committed = now
-        c.n_decode += 1
-        c.n_busy_slots += len(plan)
+        for observer in self._observers:
+            observer.on_step(plan, now)
         for task, drafted, accepted, committed in plan:
             if task.cancelled:
                 self._finish(task, "none")
@@ -260,18 +262,14 @@ class Engine:
                 task.t_prompt_done = now
                 c.on_prompt(task.n_processed, task.n_cached, now - task.t_start)
             task.advance(drafted, accepted, committed, now, self.profile.draft.n_max)
-            if drafted:
-                self._live_drafted += drafted
-                self._live_accepted += accepted
-            self._committed += committed
             c.n_tokens_max = max(c.n_tokens_max, task.n_prompt + task.n_decoded)
             if task.n_decoded >= task.stop_at:
                 self._finish(task, "limit" if task.n_decoded >= task.limit else "eos")
 
     def _finish(self, task: Task, stop_type: str) -> None:
         timings = task.timings()
-        if task.n_decoded > 0:
-            self._counters.on_prediction(task, timings.predicted_ms / 1000.0)
+        for observer in self._observers:
+            observer.on_finish(task, stop_type)
         slot = self._slots[task.slot_id]
         slot.task = None
         slot.cache_ids = task.prompt_ids + task.ids[:-1]
@@ -299,6 +297,4 @@ class Engine:
         with self._cond:
             busy = sum(1 for s in self._slots if s.task is not None)
             deferred = max(0, len(self._pending) - (self.n_slots - busy))
-            return LiveView(
-                busy, deferred, self._committed, self._live_drafted, self._live_accepted, self._t_committed
-            )
+            return self._live.view(busy, deferred)

@@ -8,9 +8,11 @@ from dataclasses import dataclass
 from types import TracebackType
 
 from collectors.simulator.accelerator import Accelerator, AcceleratorReading
+from collectors.simulator.backends import BACKENDS, DialectStats, dialect_server, dialect_stats
 from collectors.simulator.dcgm import UPDATE_PERIOD_S, DcgmServer, device_labels
 from collectors.simulator.engine import Engine
 from collectors.simulator.llama_http import LlamaServer
+from collectors.simulator.loopback import LoopbackServer
 from collectors.simulator.profiles import Profile, get_profile
 from collectors.simulator.tasks import LiveView
 
@@ -33,7 +35,8 @@ class Simulator:
     acceptance and every ratio stay those of the profile; W and tok/s read `speedup` times the
     profile's. `ports`: (plain, draft, meter); 0 picks a free port. `noise`: relative standard
     deviation of the per-step jitter on step time and on power. `clock`: the monotonic seconds
-    the engines schedule on (a test can pass one it moves by hand).
+    the engines schedule on (a test can pass one it moves by hand). `backend`: the dialect both
+    arms speak, "llama-server", "vllm" or "sglang" (`BACKENDS`), over the same engines.
     """
 
     def __init__(
@@ -48,9 +51,13 @@ class Simulator:
         n_ctx: int = 4096,
         noise: float = 0.01,
         clock: Callable[[], float] = time.monotonic,
+        backend: str = "llama-server",
     ) -> None:
         if speedup <= 0:
             raise ValueError("speedup must be positive")
+        if backend not in BACKENDS:
+            raise KeyError(f"unknown backend {backend!r}; one of {', '.join(BACKENDS)}")
+        self.backend = backend
         self.profile: Profile = get_profile(profile)
         self.seed = seed
         self.speedup = speedup
@@ -64,6 +71,11 @@ class Simulator:
             energy_offset_mj=float(1_000_000_000 + (seed % 1000) * 1_000_003),
             clock=clock,
         )
+        self._stats: dict[str, DialectStats] = {}
+        if backend != "llama-server":
+            self._stats = {
+                kind: dialect_stats(backend, self.profile, kind, n_ctx) for kind in ("plain", "draft")
+            }
         self.plain, self.draft = (
             Engine(
                 kind,
@@ -74,18 +86,19 @@ class Simulator:
                 seed=seed,
                 noise=noise,
                 clock=clock,
+                observers=[self._stats[kind]] if kind in self._stats else [],
             )
             for kind in ("plain", "draft")
         )
-        self._servers: list[LlamaServer | DcgmServer] = []
+        self._servers: list[LoopbackServer] = []
 
     def start(self) -> Simulator:
         if self._servers:
             return self
         try:
             self._servers = [
-                LlamaServer((self.host, self._ports[0]), self.plain),
-                LlamaServer((self.host, self._ports[1]), self.draft),
+                self._arm_server(self._ports[0], self.plain),
+                self._arm_server(self._ports[1], self.draft),
                 DcgmServer(
                     (self.host, self._ports[2]), self.accelerator, device_labels(self.profile.chip, self.seed)
                 ),
@@ -100,6 +113,11 @@ class Simulator:
         for server in self._servers:
             server.start()
         return self
+
+    def _arm_server(self, port: int, engine: Engine) -> LoopbackServer:
+        if self.backend == "llama-server":
+            return LlamaServer((self.host, port), engine)
+        return dialect_server(self.backend, (self.host, port), engine, self._stats[engine.kind])
 
     def stop(self) -> None:
         self.plain.stop()

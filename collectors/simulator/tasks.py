@@ -5,6 +5,7 @@ from __future__ import annotations
 import queue
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from collectors.simulator.profiles import PromptClass
 from collectors.simulator.textgen import DraftSampler, TokenStream
@@ -31,6 +32,7 @@ class TokenEvent:
     text: str
     n_decoded: int
     timings: Timings | None  # only with `timings_per_token`
+    more_in_step: bool = False  # more tokens of the same verify step follow (one vLLM/SGLang chunk)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +94,7 @@ class Task:
             for pos in range(accepted):
                 self.accepted_per_pos[pos] += 1
         self.t_gen_last = now
+        n_before = self.n_decoded
         for _ in range(committed):
             token_id, text = self.tokens.next()
             self.n_decoded += 1
@@ -99,7 +102,8 @@ class Task:
             self.text.append(text)
             self.has_new_line = self.has_new_line or "\n" in text
             timings = self.timings() if self.timings_per_token else None
-            self.out.put(TokenEvent(token_id, text, self.n_decoded, timings))
+            more = self.n_decoded < n_before + committed
+            self.out.put(TokenEvent(token_id, text, self.n_decoded, timings, more))
 
     def result(self, stop_type: str, timings: Timings) -> TaskResult:
         return TaskResult(
@@ -135,6 +139,21 @@ class Task:
             self.draft_n,
             self.draft_accepted,
         )
+
+
+# (task, drafted, accepted, committed tokens) of each request in one engine step
+StepPlan = list[tuple[Task, int, int, int]]
+
+
+class StepObserver(Protocol):
+    """Counters that follow the engine: each dialect keeps its own (llama-server's `Counters`,
+    vLLM's and SGLang's metrics). Called under the engine's lock, on the engine's schedule."""
+
+    def on_step(self, plan: StepPlan, now: float) -> None:
+        """A step ends at `now`; the tasks are as they were before it (cancelled ones included)."""
+
+    def on_finish(self, task: Task, stop_type: str) -> None:
+        """A request left its slot ("limit", "eos", or "none" when cancelled)."""
 
 
 @dataclass(eq=False, slots=True)

@@ -46,7 +46,8 @@ def default_pattern(
 
 
 class TrafficGenerator:
-    """Drive `pattern` against `urls` (arm name -> base URL) until stopped; loops by default."""
+    """Drive `pattern` against `urls` (arm name -> base URL) until stopped; loops by default.
+    `openai`: send OpenAI `/v1/completions` (vLLM, SGLang) instead of llama-server's `/completion`."""
 
     def __init__(
         self,
@@ -56,6 +57,7 @@ class TrafficGenerator:
         n_tokens: int = 128,
         prompts: Sequence[str] = DEMO_PROMPTS,
         loop: bool = True,
+        openai: bool = False,
     ) -> None:
         self._urls = dict(urls)
         self._pattern = tuple(pattern or default_pattern())
@@ -65,6 +67,7 @@ class TrafficGenerator:
         self._n_tokens = n_tokens
         self._prompts = tuple(prompts)
         self._loop = loop
+        self._openai = openai
         self._stop = threading.Event()
         self._changed = threading.Condition()
         self._phase: Phase | None = None
@@ -150,13 +153,22 @@ class TrafficGenerator:
                 self._request(client, self._urls[phase.arm], next(prompts), phase_id)
 
     def _request(self, client: httpx.Client, url: str, prompt: str, phase_id: int) -> None:
-        body = {"prompt": prompt, "n_predict": self._n_tokens, "temperature": 0, "stream": True}
+        body: dict[str, object] = {
+            "prompt": prompt,
+            "n_predict": self._n_tokens,
+            "temperature": 0,
+            "stream": True,
+        }
+        path, last = "/completion", '"stop":true'
+        if self._openai:
+            body = {"prompt": prompt, "max_tokens": self._n_tokens, "temperature": 0, "stream": True}
+            path, last = "/v1/completions", "data: [DONE]"
         try:
-            with client.stream("POST", url + "/completion", json=body) as response:
+            with client.stream("POST", url + path, json=body) as response:
                 for line in response.iter_lines():
                     if self._phase_id != phase_id:
                         return  # the phase changed: abandon this request
-                    if '"stop":true' in line:
+                    if last in line:
                         with self._lock:
                             self._completed += 1
         except httpx.HTTPError:

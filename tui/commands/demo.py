@@ -4,7 +4,8 @@ Without options it opens the dashboard on the draft arm, with traffic walking 1 
 requests and back, and the sweep's arms prefilled (traffic pauses while a sweep runs).
 `--serve-only` prints the plain, draft and meter URLs (one per line: name, space, URL; the meter's
 with the `?period=` to give `--meter dcgm=` so windows are not all flagged short) and serves until
-Ctrl-C. `--no-ui` prints a live line per second instead of opening the dashboard.
+Ctrl-C. `--no-ui` prints a live line per second instead of opening the dashboard. `--backend vllm`
+or `sglang` serves the same calibrated engines as a vLLM or SGLang pair instead of llama-server.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 from collectors.errors import SpectopError
 from collectors.simulator import PROFILES, Simulator
+from collectors.simulator.backends import BACKENDS
 from collectors.simulator.simulator import SimulatorState
 from collectors.simulator.traffic import TrafficGenerator, default_pattern
 from collectors.sweep.plan import MAX_TOKENS
@@ -56,6 +58,12 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         "--serve-only",
         action="store_true",
         help="print the plain, draft and meter URLs and serve until Ctrl-C (no traffic)",
+    )
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="llama-server",
+        help="the server both simulated arms speak (default llama-server)",
     )
     parser.add_argument(
         "--port",
@@ -122,7 +130,9 @@ def _start(args: argparse.Namespace) -> Simulator:
             "e.g. spectop demo --port 9000",
         )
     try:
-        return Simulator(args.profile, seed=args.seed, speedup=args.speedup, ports=_ports(args.port)).start()
+        return Simulator(
+            args.profile, seed=args.seed, speedup=args.speedup, ports=_ports(args.port), backend=args.backend
+        ).start()
     except KeyError as exc:
         raise SpectopError(f"demo: {exc.args[0]}", "see spectop demo --help for the profiles") from None
     except OSError as exc:
@@ -178,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
 def _serve_only(sim: Simulator, args: argparse.Namespace) -> int:
     print(f"plain {sim.plain_url}\ndraft {sim.draft_url}\nmeter {sim.meter_page_url}", flush=True)
     print(
-        f"spectop demo: simulating {sim.profile.description} (seed {args.seed}, speedup {args.speedup:g}); "
+        f"spectop demo: simulating {sim.profile.description} as {sim.backend} (seed {args.seed}, speedup {args.speedup:g}); "
         "Ctrl-C stops it\n"
         f"  try: spectop snapshot --server {sim.draft_url}\n"
         f"       spectop sweep --plain {sim.plain_url} --draft {sim.draft_url} "
@@ -229,9 +239,9 @@ def _live(sim: Simulator, args: argparse.Namespace) -> int:
         flush=True,
     )
     pattern = default_pattern(phase_s=args.phase)
-    with TrafficGenerator(
-        {"plain": sim.plain_url, "draft": sim.draft_url}, pattern, n_tokens=args.tokens
-    ) as traffic:
+    urls = {"plain": sim.plain_url, "draft": sim.draft_url}
+    openai = sim.backend != "llama-server"
+    with TrafficGenerator(urls, pattern, n_tokens=args.tokens, openai=openai) as traffic:
         line = _LiveLine(sim, traffic)
         _wait(args.duration, line.tick)
     print("spectop demo: stopped", file=sys.stderr, flush=True)
@@ -243,7 +253,10 @@ def _dashboard(sim: Simulator, args: argparse.Namespace) -> int:
 
     def traffic() -> TrafficGenerator:
         pattern = default_pattern(phase_s=args.phase, arms=("draft",))
-        return TrafficGenerator({"draft": sim.draft_url}, pattern, n_tokens=args.tokens).start()
+        openai = sim.backend != "llama-server"
+        return TrafficGenerator(
+            {"draft": sim.draft_url}, pattern, n_tokens=args.tokens, openai=openai
+        ).start()
 
     settings = Settings(
         server_url=sim.draft_url,

@@ -1,0 +1,36 @@
+"""Which dialect a simulated arm speaks: its counters (a `StepObserver` of the engine) and its
+HTTP front. llama-server's live in the engine itself (counters.py, llama_http.py); vLLM's and
+SGLang's are built here, so the page writers never meet spectop's readers (collectors/servers)."""
+
+from __future__ import annotations
+
+from collectors.simulator.engine import Engine
+from collectors.simulator.loopback import LoopbackServer
+from collectors.simulator.profiles import Profile
+from collectors.simulator.sglang_http import SglangServer
+from collectors.simulator.sglang_metrics import SglangMetrics
+from collectors.simulator.vllm_http import VllmServer
+from collectors.simulator.vllm_metrics import VllmMetrics
+
+BACKENDS = ("llama-server", "vllm", "sglang")
+DialectStats = VllmMetrics | SglangMetrics
+
+
+def dialect_stats(backend: str, profile: Profile, kind: str, n_ctx: int) -> DialectStats:
+    """The counters of one arm ("plain" or "draft"); only the draft arm drafts."""
+    k = profile.draft.n_max if kind == "draft" else 0
+    if backend == "vllm":
+        return VllmMetrics(profile.model_alias, n_ctx, k)
+    if backend == "sglang":
+        return SglangMetrics(profile.model_alias, n_ctx, k + 1 if k else 0)
+    raise KeyError(f"unknown backend {backend!r}; one of {', '.join(BACKENDS)}")
+
+
+def dialect_server(
+    backend: str, address: tuple[str, int], engine: Engine, stats: DialectStats
+) -> LoopbackServer:
+    if backend == "vllm" and isinstance(stats, VllmMetrics):
+        return VllmServer(address, engine, stats)
+    if backend == "sglang" and isinstance(stats, SglangMetrics):
+        return SglangServer(address, engine, stats)
+    raise KeyError(f"unknown backend {backend!r}; one of {', '.join(BACKENDS)}")
