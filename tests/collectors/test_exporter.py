@@ -156,9 +156,9 @@ async def test_the_poll_loop_outlives_a_poll_that_raises():
     seen: list[ServerSnapshot] = []
     update = exporter.update
 
-    def recording(snapshot: ServerSnapshot) -> None:
+    def recording(snapshot: ServerSnapshot, feed: int = 0) -> None:
         seen.append(snapshot)
-        update(snapshot)
+        update(snapshot, feed)
 
     exporter.update = recording  # type: ignore[method-assign]
     await exporter.run(0.0, should_stop=lambda: collector.polls >= 3)

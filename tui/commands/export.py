@@ -1,4 +1,9 @@
-"""`spectop export`: serve spectop's derived figures on a Prometheus /metrics endpoint."""
+"""`spectop export`: serve spectop's derived figures on a Prometheus /metrics endpoint.
+
+Several servers in one exporter: `--server` repeats; `--meter` once is one meter under all of them
+(their energy split by tokens, labelled `energy="shared"`), or once per server, paired in order.
+`--sweep DIR` reads each server's live mJ/token against that sweep's curves and serves its table.
+"""
 
 from __future__ import annotations
 
@@ -6,27 +11,41 @@ import argparse
 import asyncio
 import signal
 import sys
+from contextlib import ExitStack
+from pathlib import Path
 
 from prometheus_client import start_http_server
 from prometheus_client.registry import CollectorRegistry
 
 from collectors.errors import SpectopError
 from collectors.exporter import SpectopExporter
-from collectors.meters import sampling
+from collectors.meters import METER_SPEC_HELP, sampling
 from collectors.servers import check_url
 from collectors.servers.auto import AutoCollector
+from collectors.sweep.textfile import SweepSeries, saved_summary
 from tui.commands import _common as opts
 
 NAME = "export"
 HELP = "serve spectop's figures on a Prometheus /metrics endpoint"
 DESCRIPTION = (
     "Poll a server and a meter and serve acceptance, G, width, tok/s, W and mJ/token "
-    "(labelled with the meter's method) for Prometheus to scrape."
+    "(labelled with the meter's method) for Prometheus to scrape; several servers in one exporter."
 )
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:
-    opts.add_options(parser, "server", "meter")
+    parser.add_argument(
+        "--server",
+        action="append",
+        metavar="URL",
+        help=f"{opts.SERVER_HELP}; repeat for several (default {opts.DEFAULT_SERVER})",
+    )
+    parser.add_argument(
+        "--meter",
+        action="append",
+        metavar="SPEC",
+        help=f"{METER_SPEC_HELP}; once for all servers (shared: energy split by tokens) or once per server",
+    )
     parser.add_argument(
         "--listen",
         default="127.0.0.1:9464",
@@ -41,6 +60,12 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         metavar="S",
         help="rolling mJ/token window (default 30)",
     )
+    parser.add_argument(
+        "--sweep",
+        type=Path,
+        metavar="DIR",
+        help="a saved sweep: serve its table and read live mJ/token against its curves (the verdict)",
+    )
     opts.add_options(parser, "api-key")
 
 
@@ -51,13 +76,36 @@ def parse_listen(text: str) -> tuple[str, int]:
     return host or "127.0.0.1", int(port)
 
 
+def meters_for(servers: list[str], meters: list[str] | None) -> list[str]:
+    """The meter spec each server is read with: one for all, or one each, in order."""
+    meters = meters or ["auto"]
+    if len(meters) == 1 or len(meters) == len(servers):
+        return meters
+    raise SpectopError(
+        f"{len(meters)} --meter for {len(servers)} --server",
+        "give one --meter for all servers (shared) or one per --server, in the same order",
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     host, port = parse_listen(args.listen)
-    url = check_url(args.server)
-    with sampling(args.meter) as sampler:
-        exporter = SpectopExporter(AutoCollector(url, api_key=opts.api_key(args)), sampler, args.window)
+    urls = [check_url(url) for url in args.server or [opts.DEFAULT_SERVER]]
+    if len(set(urls)) < len(urls):
+        raise SpectopError("the same --server is given twice", "name each server once")
+    specs = meters_for(urls, args.meter)
+    summary = saved_summary(args.sweep) if args.sweep else None
+    with ExitStack() as stack:
+        # one sampler per distinct meter: servers named with the same meter share it (and its joules)
+        opened = {spec: stack.enter_context(sampling(spec)) for spec in dict.fromkeys(specs)}
+        samplers = [opened[specs[i if len(specs) > 1 else 0]] for i in range(len(urls))]
+        collectors = [AutoCollector(url, api_key=opts.api_key(args)) for url in urls]
+        exporter = SpectopExporter(collectors[0], samplers[0], args.window, summary)
+        for collector, sampler in zip(collectors[1:], samplers[1:]):
+            exporter.add_server(collector, sampler)
         registry = CollectorRegistry()
         registry.register(exporter)
+        if summary is not None:
+            registry.register(SweepSeries(summary))
         try:
             start_http_server(port, addr=host, registry=registry)
         except OSError as exc:
@@ -65,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
                 f"cannot listen on {host}:{port} ({exc.strerror})", "pick another --listen"
             ) from exc
         print(
-            f"spectop export: serving http://{host}:{port}/metrics for {url}; Ctrl-C stops",
+            f"spectop export: serving http://{host}:{port}/metrics for {', '.join(urls)}; Ctrl-C stops",
             file=sys.stderr,
             flush=True,
         )

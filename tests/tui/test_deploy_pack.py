@@ -1,0 +1,222 @@
+"""The Prometheus + Grafana pack `spectop deploy` writes: its alert rules and dashboard read only series
+the exporter serves (checked against a real page), its files hang together, and its spectop service
+(run-spectop.sh) serves two servers under one meter when run as the container runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from collectors.exporter import SpectopExporter
+from collectors.launch import free_port
+from collectors.meters import MeterInfo, MeterReading
+from collectors.servers.snapshot import ServerSnapshot
+from collectors.sweep.summary import summarize
+from collectors.sweep.textfile import SweepSeries
+from tests.support.cli_runs import spectop
+from tests.support.processes import reaped
+from tests.support.sweep_rows import note25_rows
+
+PROMQL_WORDS = {"and", "or", "unless", "offset", "bool", "group_left", "group_right"}
+
+
+def metric_names(expr: str) -> set[str]:
+    """The metric names a PromQL expression reads (not functions, labels, strings or keywords)."""
+    expr = re.sub(r'"[^"]*"', "", expr)
+    expr = re.sub(r"\{[^}]*\}|\[[^\]]*\]", "", expr)
+    expr = re.sub(r"\b(by|without|on|ignoring)\s*\([^)]*\)", "", expr)
+    names = set()
+    for match in re.finditer(r"[A-Za-z_:][A-Za-z0-9_:]*", expr):
+        if match.group(0) in PROMQL_WORDS or expr[match.end() :].lstrip().startswith("("):
+            continue
+        names.add(match.group(0))
+    return names
+
+
+def test_metric_names_are_read_out_of_promql():
+    expr = 'sum by (server) (rate(spectop_energy_joules_total{meter="x"}[5m])) > 1 and spectop_up == 1'
+    assert metric_names(expr) == {"spectop_energy_joules_total", "spectop_up"}
+
+
+class _Sampler:
+    def __init__(self) -> None:
+        self.meter = type("Meter", (), {"info": MeterInfo("dcgm", ("gpu0",), "GPU", "counter", 0.1)})()
+
+    def readings(self, since_t_s=None):
+        return [
+            MeterReading(t / 10, 3.5 * t, 35.0) for t in range(101) if since_t_s is None or t / 10 > since_t_s
+        ]
+
+
+def served_names() -> set[str]:
+    """Every sample name on a page of a drafting server with an idle spell, a meter and a sweep."""
+    summary = summarize(note25_rows())
+    summary["run"] = "r"
+    exporter = SpectopExporter(None, _Sampler(), summary=summary)
+    for t in range(1, 11):
+        busy = t > 2
+        exporter.update(
+            ServerSnapshot(
+                url="http://d", backend="llama.cpp", taken_at_s=float(t), status="ok", window_s=1.0,
+                window_tokens=125 if busy else 0, slots_busy=2 if busy else 0, slots_total=4,
+                live_tok_s=125.0 if busy else 0.0, drafting=True, busy_slots_per_decode=2.0 if busy else None,
+                window_steps=50 if busy else 0, window_drafted=150 if busy else 0,
+                window_accepted=70 if busy else 0, window_per_position=(40, 20, 10) if busy else (),
+            )
+        )  # fmt: skip
+    registry = CollectorRegistry()
+    registry.register(exporter)
+    registry.register(SweepSeries(summary))
+    return {
+        s.name for f in text_string_to_metric_families(generate_latest(registry).decode()) for s in f.samples
+    }
+
+
+@pytest.fixture(scope="module")
+def pack(tmp_path_factory) -> Path:
+    pack_dir = tmp_path_factory.mktemp("fleet") / "pack"
+    result = spectop("deploy", str(pack_dir))
+    assert result.returncode == 0, result.stderr
+    return pack_dir
+
+
+def test_deploy_writes_the_pack_and_the_source_to_build_from(pack):
+    for name in ("compose.yaml", "Dockerfile", "prometheus.yml", "alerts.yml", "run-spectop.sh"):
+        assert (pack / name).is_file()
+    assert (pack / "spectop-src" / "pyproject.toml").is_file()
+    assert (pack / "spectop-src" / "tui" / "deploy" / "alerts.yml").is_file()  # the image has the pack too
+    assert not list((pack / "spectop-src").rglob("__pycache__"))
+    again = spectop("deploy", str(pack))
+    assert again.returncode == 2 and "exists and is not an empty folder" in again.stderr
+
+
+def test_every_alert_reads_only_served_series(pack):
+    served = served_names()
+    rules = [r for g in yaml.safe_load((pack / "alerts.yml").read_text())["groups"] for r in g["rules"]]
+    alerts = {r["alert"] for r in rules}
+    assert {"SpectopDraftingCostsEnergy", "SpectopAcceptanceLow", "SpectopMeterStale"} <= alerts
+    for rule in rules:
+        names = metric_names(rule["expr"])
+        assert names and names <= served, (rule["alert"], names - served)
+
+
+@pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool (Prometheus) is not installed")
+def test_promtool_loads_the_rules_and_they_fire_as_meant(pack, tmp_path):
+    check = subprocess.run(
+        ["promtool", "check", "rules", str(pack / "alerts.yml")], capture_output=True, text=True
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+    # drafting costs 10 % more than plain for 12 minutes: the energy alert fires after its 10 minutes
+    cases = {
+        "rule_files": [str(pack / "alerts.yml")],
+        "evaluation_interval": "1m",
+        "tests": [
+            {
+                "interval": "1m",
+                "input_series": [
+                    {"series": 'spectop_draft_energy_ratio{server="s",source="live"}', "values": "1.1x12"},
+                    {"series": 'spectop_draft_energy_ratio{server="p",source="sweep"}', "values": "1.3x12"},
+                ],
+                "alert_rule_test": [
+                    {"eval_time": "5m", "alertname": "SpectopDraftingCostsEnergy", "exp_alerts": []},
+                    {
+                        "eval_time": "11m",
+                        "alertname": "SpectopDraftingCostsEnergy",
+                        "exp_alerts": [
+                            {
+                                "exp_labels": {"severity": "warning", "server": "s", "source": "live"},
+                                "exp_annotations": {
+                                    "summary": "Drafting costs energy on s",
+                                    "description": "Live drafting mJ/token is 110% of the last sweep's plain "
+                                    "curve at the current batch: turn the draft off at this load, or sweep again.",
+                                },
+                            }
+                        ],
+                    },
+                ],
+            }
+        ],
+    }
+    path = tmp_path / "cases.yml"
+    path.write_text(yaml.safe_dump(cases))
+    result = subprocess.run(["promtool", "test", "rules", str(path)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_dashboard_queries_only_served_series(pack):
+    served = served_names()
+    dashboard = json.loads((pack / "grafana" / "dashboards" / "spectop.json").read_text())
+    exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+    assert len(exprs) >= 10
+    for expr in exprs:
+        names = metric_names(expr)
+        assert names and names <= served, (expr, names - served)
+    (variable,) = dashboard["templating"]["list"]
+    metric = re.fullmatch(r"label_values\((\w+), (\w+)\)", variable["query"]["query"])
+    assert metric and metric.group(1) in served and metric.group(2) == "server"
+    titles = " ".join(p["title"] for p in dashboard["panels"])
+    for figure in ("mJ/token", "acceptance", "crossover", "Power"):
+        assert figure in titles
+
+
+def test_the_compose_files_hang_together(pack):
+    compose = yaml.safe_load((pack / "compose.yaml").read_text())
+    assert set(compose["services"]) == {"spectop", "prometheus", "grafana"}
+    for service in compose["services"].values():
+        for volume in service.get("volumes", []):
+            assert (pack / volume.split(":")[0]).exists(), volume
+    prometheus = yaml.safe_load((pack / "prometheus.yml").read_text())
+    (target,) = prometheus["scrape_configs"][0]["static_configs"][0]["targets"]
+    assert target == "spectop:9464" and "9464:9464" in compose["services"]["spectop"]["ports"]
+    assert "0.0.0.0:9464" in (pack / "run-spectop.sh").read_text()
+    assert "/etc/prometheus/alerts.yml" in prometheus["rule_files"]
+    datasource = yaml.safe_load((pack / "grafana/provisioning/datasources/prometheus.yml").read_text())
+    dashboard = json.loads((pack / "grafana" / "dashboards" / "spectop.json").read_text())
+    assert dashboard["panels"][0]["datasource"]["uid"] == datasource["datasources"][0]["uid"]
+
+
+def test_the_packs_spectop_service_serves_two_servers_under_one_meter(pack):
+    base, port = free_port(), free_port()
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "SPECTOP_DEMO_PORT": str(base),
+        "SPECTOP_LISTEN": f"127.0.0.1:{port}",
+    }
+    popen = subprocess.Popen(
+        ["sh", str(pack / "run-spectop.sh"), "--interval", "0.5", "--window", "5"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # the script's demo child is stopped with it
+    )
+    metrics: dict[str, list[dict]] = {}
+    with reaped(popen):
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and len(metrics.get("spectop_mj_per_token", [])) < 2:
+            time.sleep(1.0)
+            try:
+                text = httpx.get(f"http://127.0.0.1:{port}/metrics").text
+            except httpx.TransportError:
+                continue
+            metrics = {}
+            for family in text_string_to_metric_families(text):
+                for s in family.samples:
+                    metrics.setdefault(s.name, []).append(s.labels)
+        os.killpg(popen.pid, 15)
+    servers = {labels["server"] for labels in metrics.get("spectop_mj_per_token", [])}
+    assert servers == {f"http://127.0.0.1:{base}", f"http://127.0.0.1:{base + 1}"}
+    assert {labels["energy"] for labels in metrics["spectop_mj_per_token"]} == {"shared"}
