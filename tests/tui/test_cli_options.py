@@ -65,14 +65,15 @@ def test_options_after_the_command_apply(monkeypatch):
     monkeypatch.delenv("SPECTOP_API_KEY", raising=False)
     args = cli.parse(["probe", "--meter", "none", "--server", URL, "--api-key", "k"])
     assert args.run is probe.run and (args.server, args.meter, api_key(args)) == (URL, "none", "k")
-    assert cli.parse(["export"]).run is export.run and cli.parse(["export"]).server == DEFAULT_SERVER
+    assert cli.parse(["export"]).run is export.run and cli.parse(["export"]).server == [DEFAULT_SERVER]
     assert cli.parse(["doctor"]).run is doctor.run and cli.parse(["doctor"]).server is None
 
 
+# export's --server and --meter repeat (several servers in one exporter): their help says so
 SHARED = {
-    "--server": ("dashboard", "export", "probe", "snapshot"),
+    "--server": ("dashboard", "probe", "snapshot"),
     "--api-key": ("dashboard", "export", "probe", "snapshot", "sweep"),
-    "--meter": ("dashboard", "doctor", "export", "probe", "snapshot", "sweep"),
+    "--meter": ("dashboard", "doctor", "probe", "snapshot", "sweep"),
     "--json": ("doctor", "probe", "snapshot", "sweep"),
     "--results": ("dashboard", "sweep"),
     "--interval": ("dashboard", "export"),

@@ -33,16 +33,26 @@ DESCRIPTION = (
 )
 
 
+class Repeated(argparse.Action):
+    """A repeatable option whose default is dropped, not added to, once the option is given."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        given = getattr(namespace, self.dest)
+        setattr(namespace, self.dest, [*([] if given is self.default else given), values])
+
+
 def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--server",
-        action="append",
+        action=Repeated,
+        default=[opts.DEFAULT_SERVER],
         metavar="URL",
         help=f"{opts.SERVER_HELP}; repeat for several (default {opts.DEFAULT_SERVER})",
     )
     parser.add_argument(
         "--meter",
-        action="append",
+        action=Repeated,
+        default=["auto"],
         metavar="SPEC",
         help=f"{METER_SPEC_HELP}; once for all servers (shared: energy split by tokens) or once per server",
     )
@@ -76,9 +86,8 @@ def parse_listen(text: str) -> tuple[str, int]:
     return host or "127.0.0.1", int(port)
 
 
-def meters_for(servers: list[str], meters: list[str] | None) -> list[str]:
+def meters_for(servers: list[str], meters: list[str]) -> list[str]:
     """The meter spec each server is read with: one for all, or one each, in order."""
-    meters = meters or ["auto"]
     if len(meters) == 1 or len(meters) == len(servers):
         return meters
     raise SpectopError(
@@ -89,7 +98,7 @@ def meters_for(servers: list[str], meters: list[str] | None) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     host, port = parse_listen(args.listen)
-    urls = [check_url(url) for url in args.server or [opts.DEFAULT_SERVER]]
+    urls = [check_url(url) for url in args.server]
     if len(set(urls)) < len(urls):
         raise SpectopError("the same --server is given twice", "name each server once")
     specs = meters_for(urls, args.meter)
