@@ -8,6 +8,7 @@ and `--server-log -` from a real pipe.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import re
 import subprocess
@@ -18,7 +19,7 @@ import httpx
 import pytest
 
 from collectors.errors import SpectopError
-from collectors.launch import ServerProcess
+from collectors.launch import ServerProcess, free_port, llama_server_argv
 from collectors.servers.auto import AutoCollector
 from tui.app import SpectopApp
 from tui.commands import watch
@@ -49,11 +50,11 @@ PROMPTS = ["Write a short story about the sun.", "Explain speculative decoding."
 
 
 async def watched_rows(settings: Settings, url: str, expected: int) -> list:
-    """The app on `settings`; traffic sent; the log rows once `expected` arrived (or 20 s)."""
+    """The app on `settings`; traffic sent; the log rows once `expected` arrived (or 40 s: a loaded machine)."""
     app = SpectopApp(settings, AutoCollector(url), None)
     async with app.run_test(size=(140, 42)) as pilot:
         await asyncio.to_thread(send, url, PROMPTS[:expected])
-        for _ in range(200):
+        for _ in range(400):
             rows = [r for r in app.state.records.values() if r.tag.startswith("log")]
             if len(rows) >= expected:
                 break
@@ -96,8 +97,6 @@ async def test_server_log_from_a_pipe(llama_server, draft_args: list[str]) -> No
 async def test_watch_starts_the_server_and_follows_its_log(
     llama_server_binary: str, tiny_models, draft_args: list[str], tmp_path: Path, capsys
 ) -> None:
-    from collectors.launch import free_port, llama_server_argv
-
     argv = llama_server_argv(
         llama_server_binary,
         tiny_models.target_path,
@@ -109,11 +108,9 @@ async def test_watch_starts_the_server_and_follows_its_log(
         "1",
         *draft_args,
     )
-    args = watch.add_options  # the command's own parser reads the argv after --
-    import argparse
-
     parser = argparse.ArgumentParser()
-    args_ns = (args(parser), parser.parse_args(["--meter", "none", "--", *argv]))[1]
+    watch.add_options(parser)  # the command's own parser keeps the argv after -- whole
+    args_ns = parser.parse_args(["--meter", "none", "--", *argv])
     assert watch.server_argv(args_ns) == argv
     server = watch.start_server(argv, tmp_path)
     try:
