@@ -125,6 +125,12 @@ class LiveLedger:
         self.add_power(reading.t_s, power_w, reading.energy_j, reading.fault)
         return self.power[-1]
 
+    def busy_slots_during(self, t0_s: float, t1_s: float) -> list[int]:
+        """The busy slots of the polls taken within [t0_s, t1_s] (a logged request's neighbours)."""
+        return [
+            s.slots_busy for s in self.snapshots if t0_s <= s.taken_at_s <= t1_s and s.slots_busy is not None
+        ]
+
     def energy_between_j(self, t0_s: float, t1_s: float) -> float | None:
         # bisected in place: copying 3,000 points per call was most of a meter read's cost
         return ledger.window_energy_j(_Column(self.power, "t_s"), _Column(self.power, "energy_j"), t0_s, t1_s)

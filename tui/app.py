@@ -25,6 +25,7 @@ from textual.widgets import Button
 from textual.worker import Worker, WorkerState
 
 from collectors.fmt import num, pct, printable
+from collectors.log_requests import LogRecords
 from collectors.meters import Sampler
 from collectors.sweep.events import IdleMeasured, PointDone, SweepEnded
 from collectors.verdict import void_warning
@@ -74,6 +75,7 @@ class SpectopApp(WorkingApp):
         self._clock = clock
         self._live_painted_s: float | None = None  # when power and energy were last repainted
         self._live_stale = False  # the state holds readings the power and energy panels do not show yet
+        self.log_records = LogRecords(settings.server_url)  # requests read from --server-log
 
     def get_default_screen(self) -> DashboardScreen:
         return DashboardScreen(self.settings.server_url, self.sampler.meter.info if self.sampler else None)
@@ -87,6 +89,8 @@ class SpectopApp(WorkingApp):
             self.poll_server()
             if self.sampler is not None:
                 self.set_interval(0.5, self.read_meter)
+        if self.settings.server_log:
+            self.follow_server_log()
 
     def on_resize(self, event: object = None) -> None:
         self.main.set_class(self.size.width < 120, "narrow")
@@ -131,6 +135,14 @@ class SpectopApp(WorkingApp):
             f"{r.committed_tokens} tokens, {num(r.tok_s)} tok/s, acceptance {pct(r.acceptance)}",
             title="probe",
             markup=False,
+        )
+
+    def on_log_requests_read(self, message: messages.LogRequestsRead) -> None:
+        ledger = self.state.ledger
+        self.add_records(
+            self.log_records.new_records(
+                message.requests, self.state.records.values(), ledger.busy_slots_during
+            )
         )
 
     def on_sweep_progressed(self, message: messages.SweepProgressed) -> None:

@@ -22,10 +22,33 @@ from typing import NoReturn
 from collectors.errors import SpectopError
 from collectors.fmt import printable
 from collectors.redact import redact_argv, scrub, secrets_in
-from tui.commands import Command, dashboard, demo, deploy, doctor, export, probe, report, snapshot, sweep
+from tui.commands import (
+    Command,
+    dashboard,
+    demo,
+    deploy,
+    doctor,
+    export,
+    probe,
+    report,
+    snapshot,
+    sweep,
+    watch,
+)
 
 # Typed, so mypy checks every module against Command; a test checks that none is left off.
-COMMANDS: tuple[Command, ...] = (dashboard, demo, deploy, doctor, export, probe, report, snapshot, sweep)
+COMMANDS: tuple[Command, ...] = (
+    dashboard,
+    demo,
+    deploy,
+    doctor,
+    export,
+    probe,
+    report,
+    snapshot,
+    sweep,
+    watch,
+)
 DEFAULT = dashboard
 TOP_LEVEL_FLAGS = ("--help", "--version")  # -h too; argparse also takes unique prefixes of these
 SECRET_OPTIONS = ("--api-key",)  # spectop's own, which argparse also reads abbreviated (--api)

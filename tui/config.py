@@ -22,4 +22,6 @@ class Settings:
     sweep_plan: SweepPlan = field(default_factory=SweepPlan)
     quick_plan: SweepPlan = field(default_factory=quick)
     title: str = "spectop"
+    server_log: str | None = None  # a llama-server log file to follow, or "-" (a pipe on stdin)
+    server_log_fd: int | None = None  # the pipe's descriptor, once stdin is the terminal again
     poll: bool = True  # off in snapshot tests: data then only arrives as posted messages

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.message import Message
 
+from collectors.log_requests import TimedRequest
 from collectors.meters import MeterReading
 from collectors.request_record import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
@@ -42,3 +43,11 @@ class SweepProgressed(Message):
     def __init__(self, event: SweepEvent) -> None:
         super().__init__()
         self.event = event
+
+
+class LogRequestsRead(Message):
+    """Requests the server's log reported finished (collectors/log_requests.py)."""
+
+    def __init__(self, requests: list[TimedRequest]) -> None:
+        super().__init__()
+        self.requests = requests

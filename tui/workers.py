@@ -19,6 +19,8 @@ from collectors.client import RequestSpec, stream_request
 from collectors.errors import SpectopError
 from collectors.fmt import printable
 from collectors.http import STREAM_TIMEOUT, make_client
+from collectors.log_requests import OWN_MATCH_S, LogReader
+from collectors.logfollow import LogFollower
 from collectors.meters import Sampler
 from collectors.servers import default_route
 from collectors.servers.answers import error_snapshot
@@ -85,6 +87,26 @@ class WorkingApp(App[None]):
             self.post_message(messages.ProbeFinished(record))
         except SpectopError as exc:
             self.post_message(messages.ProbeFinished(None, str(exc)))
+
+    @work(thread=True, exclusive=True, group="server-log", exit_on_error=False)
+    def follow_server_log(self) -> None:
+        """Follow the server's log (`--server-log`); post the requests it reports finished."""
+        worker = get_current_worker()
+        path = self.settings.server_log
+        assert path is not None
+        follower = LogFollower(path, stdin_fd=self.settings.server_log_fd)
+        # held past their end so an own request's record, which ends a moment later, comes first
+        reader = LogReader(hold_s=OWN_MATCH_S + 0.5)
+        try:
+            while not worker.is_cancelled:
+                lines = follower.poll(timeout_s=0.25)
+                if not lines and path != "-":
+                    time.sleep(0.25)
+                requests = reader.feed(lines)
+                if requests:
+                    self.post_message(messages.LogRequestsRead(requests))
+        finally:
+            follower.close()
 
     @work(thread=True, exclusive=True, group="sweep", exit_on_error=False)
     def sweep_worker(self, request: SweepRequest) -> None:

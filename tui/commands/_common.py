@@ -138,6 +138,16 @@ def add_results_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_server_log_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--server-log",
+        default=None,
+        metavar="FILE",
+        help="follow llama-server's log (like tail -F; - reads a pipe: llama-server ... 2>&1 | "
+        "spectop --server-log -) and show every request it serves",
+    )
+
+
 SHARED_OPTIONS = {
     "server": add_server_option,
     "api-key": add_api_key_option,
@@ -145,6 +155,7 @@ SHARED_OPTIONS = {
     "json": add_json_option,
     "interval": add_interval_option,
     "results": add_results_option,
+    "server-log": add_server_log_option,
 }
 
 

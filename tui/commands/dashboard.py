@@ -7,6 +7,7 @@ dashboard starts, so the headless commands never load it.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import threading
 from collections.abc import Callable
@@ -31,7 +32,7 @@ EXIT_GRACE_S = 2.0  # after SIGTERM/SIGHUP, how long the app gets to end before 
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:
-    opts.add_options(parser, "server", "meter")
+    opts.add_options(parser, "server", "meter", "server-log")
     opts.add_arm_options(parser, "sweep arms (prefill the sweep dialog)")
     opts.add_options(parser, "interval", "results", "api-key")
 
@@ -48,7 +49,28 @@ def settings_from(args: argparse.Namespace) -> Settings:
         draft_url=args.draft,
         draft_cmd=args.draft_cmd,
         results_root=args.results,
+        server_log=args.server_log,
     )
+
+
+def take_stdin_pipe() -> int:
+    """The pipe on stdin moved to a descriptor of its own, stdin the terminal again (Textual reads keys there)."""
+    if os.isatty(0):
+        raise SpectopError(
+            "--server-log - reads a pipe, but standard input is the terminal",
+            "pipe the server's log in: llama-server ... 2>&1 | spectop --server-log -",
+        )
+    try:
+        tty = os.open("/dev/tty", os.O_RDWR)
+    except OSError as exc:
+        raise SpectopError(
+            "--server-log - needs a terminal for the dashboard besides the pipe",
+            "give the log file's path instead",
+        ) from exc
+    pipe_fd = os.dup(0)
+    os.dup2(tty, 0)
+    os.close(tty)
+    return pipe_fd
 
 
 def run_dashboard(settings: Settings, meter_spec: str, on_sweep: Callable[[bool], None] | None = None) -> int:
@@ -77,4 +99,9 @@ def run_dashboard(settings: Settings, meter_spec: str, on_sweep: Callable[[bool]
 
 
 def run(args: argparse.Namespace) -> int:
-    return run_dashboard(settings_from(args), args.meter)
+    settings = settings_from(args)
+    if settings.server_log == "-":
+        settings = dataclasses.replace(settings, server_log_fd=take_stdin_pipe())
+    elif settings.server_log and os.path.isdir(settings.server_log):
+        raise SpectopError(f"--server-log {settings.server_log} is a directory", "give the server's log file")
+    return run_dashboard(settings, args.meter)

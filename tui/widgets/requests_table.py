@@ -1,4 +1,6 @@
-"""One row per request spectop can see: its own probes and sweep requests, and the server's slots."""
+"""One row per request spectop can see: its own probes and sweep requests, the requests the server's
+log reported (`--server-log`), and the server's slots. The `who` column says where a row came from:
+`probe`/`sweep` (spectop's own), `log s<slot>` (the server's log) or `server` (a live slot)."""
 
 from __future__ import annotations
 
@@ -73,7 +75,11 @@ class RequestsTable(DataTable):
 
     def record_cells(self, r: RequestRecord, attribution: Attribution | None) -> list[object]:
         lat = r.latency
-        who = Text(r.tag.split(":")[0] or "client", style="red" if r.error else "")
+        source, _, detail = r.tag.partition(":")
+        if source == "log":  # the server's log: which slot served it
+            who = Text(f"log s{detail.removeprefix('slot ')}", style="green")
+        else:
+            who = Text(source or "client", style="red" if r.error else "")
         return [
             r.request_id,
             who,
@@ -118,7 +124,7 @@ class RequestsTable(DataTable):
         self._slot_keys = self._sync(self._slot_keys, wanted)
 
     def show_records(self, records: Iterable[RequestRecord], attribution: Mapping[str, Attribution]) -> None:
-        """spectop's own requests, newest first; a record's cells are formatted once."""
+        """spectop's own requests and logged ones, newest first; a record's cells are formatted once."""
         wanted: dict[str, list[object]] = {}
         cache: dict[str, tuple[RequestRecord, Attribution | None, list[object]]] = {}
         for r in reversed(list(records)):

@@ -1,0 +1,82 @@
+"""`spectop watch -- llama-server -m … [-md …]`: start a server, watch it and its log, stop it on exit.
+
+Pitfalls handled: the server command is an argv list after `--`, never a shell line; a draft model
+loaded without `--spec-type` (it is never used: collectors/specflags.py) is said on the command
+line before the server starts, so before its first request, not only once a poll shows it; the
+server's stdout and stderr go to a log file spectop keeps, which the dashboard follows like
+`--server-log`; the server is stopped however the dashboard ends (collectors/launch.py), and a
+server that fails to start ends with its log's last lines, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from collectors.errors import SpectopError
+from collectors.launch import ServerProcess, is_void_draft
+from collectors.redact import scrub, secrets_in
+from tui.commands import _common as opts
+from tui.commands import dashboard
+from tui.config import Settings
+
+NAME = "watch"
+HELP = "start a server, watch it and every request in its log, stop it on exit"
+DESCRIPTION = (
+    "Start the server command given after --, follow its log (every request it serves: tokens, "
+    "drafted, accepted, energy) and poll it in the dashboard; the server stops when spectop does. "
+    "Example: spectop watch -- llama-server -m target.gguf -md draft.gguf --spec-type draft-simple"
+)
+VOID_DRAFT = (
+    "warning: the draft model is loaded with -md but --spec-type is missing, so nothing will be "
+    "drafted (add --spec-type draft-simple)"
+)
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
+    opts.add_options(parser, "meter", "interval", "results", "api-key")
+    parser.add_argument("server_cmd", nargs=argparse.REMAINDER, metavar="-- CMD", help="the server command")
+
+
+def server_argv(args: argparse.Namespace) -> list[str]:
+    argv = list(args.server_cmd)
+    if argv[:1] == ["--"]:
+        argv = argv[1:]
+    if not argv:
+        raise SpectopError(
+            "no server command to watch", "put it after --: spectop watch -- llama-server -m MODEL"
+        )
+    return argv
+
+
+def start_server(argv: list[str], log_dir: Path | None = None) -> ServerProcess:
+    """Warn about a void draft, then start the server with its log in a file (health-waited)."""
+    if is_void_draft(argv):
+        print(f"spectop: {VOID_DRAFT}", file=sys.stderr, flush=True)
+    directory = log_dir or Path(tempfile.mkdtemp(prefix="spectop-watch-"))
+    log_path = directory / "server.log"
+    log_path.touch()  # followed from its end: created before the server writes
+    return ServerProcess(argv, log_path=log_path, name=Path(argv[0]).name).start()
+
+
+def watch_settings(server: ServerProcess, args: argparse.Namespace) -> Settings:
+    return Settings(
+        server_url=server.url,
+        interval_s=args.interval,
+        api_key=opts.api_key(args),
+        results_root=args.results,
+        server_log=str(server.log_path),
+        title=f"spectop watch {Path(server.argv[0]).name}",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    argv = server_argv(args)
+    server = start_server(argv)
+    try:
+        print(f"spectop: {scrub(server.name, secrets_in(argv))} ready at {server.url}; log {server.log_path}")
+        return dashboard.run_dashboard(watch_settings(server, args), args.meter)
+    finally:
+        server.stop()
