@@ -10,7 +10,8 @@ removes every engine series, but not every `vllm:` series: a `--tool-call-parser
 task its `vllm:websocket_*` series (entrypoints/speech_to_text/realtime/metrics.py) whatever that
 flag says, so "stats on" is read from the engine series spectop needs (`ENGINE_SERIES`), never
 from the prefix, and without them drafting is unknown, not "drafts nothing". A sweep window's requests per step is the sum over engines (each
-engine steps on its own), so a data-parallel server running B requests reads B, not B/engines.
+engine steps on its own), so a data-parallel server running B requests reads B, not B/engines;
+slot capacity, API servers and multiprocess pages under data parallelism are `vllm_dp`'s.
 `spec_decode_num_drafts_total` counts only (request, step) pairs that had draft tokens (n-gram
 and suffix steps with no match are left out, `scheduler.py` `update_from_output`), so the
 window's steps are the step-latency histogram's observations instead: one per request per
@@ -28,7 +29,7 @@ from typing import Any
 
 import httpx
 
-from collectors.servers import series
+from collectors.servers import series, vllm_dp
 from collectors.servers.answers import json_body, model_owner, read_metrics
 from collectors.servers.base import (
     Probe,
@@ -54,7 +55,7 @@ ACCEPTED = "vllm:spec_decode_num_accepted_tokens_total"
 PER_POSITION = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
 RUNNING = "vllm:num_requests_running"
 WAITING = "vllm:num_requests_waiting"
-STEPS_HISTOGRAM = "vllm:iteration_tokens_total_count"  # one observation per engine step
+STEPS_HISTOGRAM = vllm_dp.STEPS_HISTOGRAM
 # one observation per request per engine step
 # (every decode step after a request's first token); the older name went away by 0.27
 STEP_LATENCY = ("vllm:inter_token_latency_seconds_count", "vllm:time_per_output_token_seconds_count")
@@ -150,25 +151,20 @@ def _max_model_len(raw: RawPoll) -> int | None:
     return value if INT.test(value) else None
 
 
-def _max_num_seqs(raw: RawPoll) -> int | None:
-    value = member(raw.config, "scheduler_config", "max_num_seqs")
-    return value if INT.test(value) else None
-
-
 def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
     """A snapshot from the current poll, with window figures when a previous poll exists."""
-    running = series.as_int(cur.total(RUNNING))
+    running = series.as_int(vllm_dp.gauge_total(cur.metrics, RUNNING))
     base: dict[str, Any] = dict(
         **poll_fields(url, BACKEND, cur),
         model=_model(cur),
         build=cur.version,
-        slots_total=_max_num_seqs(cur),
+        slots_total=vllm_dp.slots_total(cur.config, cur.metrics, STEPS_HISTOGRAM),
         slots_busy=running,
         n_ctx_slot=_max_model_len(cur),
         drafting=drafting(cur),
         spec_types=spec_types(cur),
         requests_processing=running,
-        requests_deferred=series.as_int(cur.total(WAITING)),
+        requests_deferred=series.as_int(vllm_dp.gauge_total(cur.metrics, WAITING)),
         tokens_predicted_total=series.as_int(cur.total(GENERATED)),
         drafted_total=series.as_int(cur.spec_total(DRAFT_TOKENS)),
         accepted_total=series.as_int(cur.spec_total(ACCEPTED)),
@@ -213,14 +209,13 @@ def requests_per_step(prev: RawPoll, cur: RawPoll) -> float | None:
     """Requests advanced per engine step over the window (per engine when data-parallel).
 
     The step-latency histogram gets one observation per decoding request per step, the
-    iteration-tokens histogram one per step; prefill-only steps count in the denominator.
+    iteration-tokens histogram one per step and API server; prefill-only steps count in the
+    denominator.
     """
     name = cur.step_latency_name()
-    steps = series.delta(prev.metrics, cur.metrics, STEPS_HISTOGRAM)
+    steps = vllm_dp.steps(cur.config, series.delta(prev.metrics, cur.metrics, STEPS_HISTOGRAM), cur.metrics)
     observed = series.delta(prev.metrics, cur.metrics, name) if name else None
-    if steps is None or observed is None or steps <= 0:
-        return None
-    return observed / steps
+    return None if steps is None or observed is None or steps <= 0 else observed / steps
 
 
 def counters(raw: RawPoll) -> WindowCounters | None:
@@ -228,7 +223,7 @@ def counters(raw: RawPoll) -> WindowCounters | None:
     if not stats_on(raw):
         return None
     engines = len(series.series(raw.metrics, STEPS_HISTOGRAM))
-    steps = raw.total(STEPS_HISTOGRAM)
+    steps = vllm_dp.steps(raw.config, raw.total(STEPS_HISTOGRAM), raw.metrics)
     return WindowCounters(
         tokens=raw.total(GENERATED),  # every emitted token, counted each engine step
         drafted=raw.spec_total(DRAFT_TOKENS),
@@ -301,8 +296,12 @@ class VllmCollector(ServerCollector):
 
     async def busy_slots(self) -> int | None:
         """Requests running right now (summed over engines); None when /metrics does not say."""
-        return series.as_int(series.total(await self.scrape(), RUNNING))
+        return series.as_int(vllm_dp.gauge_total(await self.scrape(), RUNNING))
 
     async def window_counters(self) -> WindowCounters | None:
         """The engine counters now; None when /metrics is unreadable or has no engine series."""
-        return counters(RawPoll(time.monotonic(), metrics=await self.scrape()))
+        config = member(self._identity, "config")
+        raw = RawPoll(
+            time.monotonic(), metrics=await self.scrape(), config=config if isinstance(config, dict) else None
+        )
+        return counters(raw)

@@ -128,7 +128,7 @@ async def test_collector_polls_and_reads_identity_once():
     second = await collector.poll()
     assert first.ok and first.window_s is None and first.drafting
     assert second.window_tokens == 360 and second.acceptance == pytest.approx(230 / 360)
-    assert second.build == "0.33.0" and second.slots_total == 256 and second.n_ctx_slot == 8192
+    assert second.build == "0.33.0" and second.slots_total == 256 * 2 and second.n_ctx_slot == 8192
     assert second.spec_types == "eagle3 k=3"
     assert fake.hits["/version"] == 1 and fake.hits["/server_info"] == 1 and fake.hits["/metrics"] == 2
     assert await collector.busy_slots() == 6 + 1  # gauges as of the latest step
