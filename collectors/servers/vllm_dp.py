@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from collectors.promtext import Sample
+from collectors.servers import series
 from collectors.servers.shapes import INT, member
 
 Samples = Mapping[str, list[Sample]]
@@ -79,6 +80,17 @@ def api_servers(config: dict[str, Any] | None, metrics: Samples | None, name: st
 def steps(config: dict[str, Any] | None, observations: float | None, metrics: Samples | None) -> float | None:
     """Engine steps from the iteration histogram's observations (one per step and API server)."""
     return None if observations is None else observations / api_servers(config, metrics, STEPS_HISTOGRAM)
+
+
+def requests_per_step(
+    prev: Samples | None, cur: Samples | None, config: dict[str, Any] | None, step_latency: str | None
+) -> float | None:
+    """Σ requests over steps / steps in the window: the step-latency histogram gets one observation
+    per decoding request per step, the iteration histogram one per step and API server (prefill-only
+    steps count in the denominator)."""
+    steps_grown = steps(config, series.delta(prev, cur, STEPS_HISTOGRAM), cur)
+    observed = series.delta(prev, cur, step_latency) if step_latency else None
+    return None if steps_grown is None or observed is None or steps_grown <= 0 else observed / steps_grown
 
 
 def max_num_seqs(config: dict[str, Any] | None) -> int | None:

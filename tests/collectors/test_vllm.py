@@ -104,8 +104,9 @@ def test_a_drafting_server_without_accepted_counts_has_no_g():
     )
     prev, cur = vllm_page([E0], spec=False) + gauge, vllm_page([E0.plus(D0)], spec=False) + gauge
     snap = vllm.derive(raw(prev, 0.0), raw(cur, 1.0), URL)
-    assert snap.drafting is True and snap.window_steps == 100
+    assert snap.drafting is True and snap.window_steps is None  # V0: no window count is trusted
     assert snap.window_accepted is None and snap.mean_advance is None and snap.verified_width is None
+    assert snap.acceptance is None and snap.acceptance_lifetime == 0.6  # the gauge is lifetime
 
 
 def test_older_names_are_mapped():

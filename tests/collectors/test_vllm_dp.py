@@ -54,7 +54,7 @@ def test_requests_per_step_divides_by_the_api_servers(tmp_path: Path):
     before = vllm.RawPoll(0.0, metrics=promtext.parse(dp_page(tmp_path / "a", BEFORE)))
     after = vllm.RawPoll(1.0, metrics=promtext.parse(dp_page(tmp_path / "b", AFTER)))
     assert vllm_dp.api_servers(None, after.metrics, vllm.STEPS_HISTOGRAM) == 2  # the default: DP size
-    assert vllm.requests_per_step(before, after) == pytest.approx(500 / 100)
+    assert per_step(before, after) == pytest.approx(500 / 100)
     snap = vllm.derive(before, after, URL)
     assert snap.busy_slots_per_decode == pytest.approx(5.0)
     assert snap.slots_busy == 10 and snap.window_steps == 500 and snap.window_tokens == 2 * 200 + 2 * 100
@@ -72,6 +72,10 @@ def test_slots_are_max_num_seqs_on_each_engine(tmp_path: Path):
     )
     stats_off = vllm.RawPoll(0.0, config={**CONFIG, "parallel_config": {"data_parallel_size": 4}})
     assert vllm.derive(None, stats_off, URL).slots_total == 128 * 4
+
+
+def per_step(before: vllm.RawPoll, after: vllm.RawPoll) -> float | None:
+    return vllm_dp.requests_per_step(before.metrics, after.metrics, after.config, after.step_latency_name())
 
 
 def three_servers(at: float, steps: float, itl: float) -> list[ApiServer]:
@@ -94,7 +98,7 @@ def test_pid_labels_count_the_api_servers_on_0_11(tmp_path: Path):
     )
     assert vllm_dp.pids(after.metrics) == {"1", "2", "3"}
     # 2 engines × 10 steps, 6 requests a step (2 from each API server): 120 request-steps over 20 steps
-    assert vllm.requests_per_step(before, after) == pytest.approx(120 / 20)
+    assert per_step(before, after) == pytest.approx(120 / 20)
     assert vllm_dp.gauge_total(after.metrics, "vllm:kv_cache_usage_perc") == pytest.approx(
         2 * 0.3
     )  # max, not sum
@@ -109,7 +113,7 @@ def test_the_dev_config_names_a_hand_set_api_server_count(tmp_path: Path):
     before, after = (
         vllm.RawPoll(t, metrics=m, config=config) for t, m in zip((0.0, 1.0), pages, strict=True)
     )
-    assert vllm.requests_per_step(before, after) == pytest.approx(6.0)
+    assert per_step(before, after) == pytest.approx(6.0)
 
 
 def test_one_api_server_pages_keep_their_stamps_and_divide_by_one():
@@ -122,4 +126,4 @@ def test_one_api_server_pages_keep_their_stamps_and_divide_by_one():
         vllm_dp.single_process(after.metrics)
         and vllm_dp.api_servers(None, after.metrics, vllm.STEPS_HISTOGRAM) == 1
     )
-    assert vllm.requests_per_step(before, after) == pytest.approx(100 / 20)
+    assert per_step(before, after) == pytest.approx(100 / 20)

@@ -110,7 +110,8 @@ def page_of(**counts: float) -> str:
 
 def test_requests_per_step_needs_both_histograms_and_a_step():
     def per_step(before: str, after: str) -> float | None:
-        return vllm.requests_per_step(raw(before, 0.0), raw(after, 1.0))
+        cur = raw(after, 1.0)
+        return vllm_dp.requests_per_step(raw(before, 0.0).metrics, cur.metrics, None, cur.step_latency_name())
 
     assert per_step(page_of(steps=10, itl=20), page_of(steps=11, itl=23)) == 3.0  # one step, three requests
     assert per_step(page_of(steps=10, itl=20), page_of(steps=10, itl=20)) is None  # no step
