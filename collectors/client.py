@@ -73,7 +73,7 @@ class RequestSpec:
 
     prompt: str = DEFAULT_PROMPT
     max_tokens: int = 128
-    route: str = "completion"  # "completion" (llama-server native) or "chat"
+    route: str = "completion"  # "completion" (llama-server's /completion, SGLang's /generate) or "chat"
     temperature: float = 0.0
     ignore_eos: bool = True
     dialect: str = "llama.cpp"  # "llama.cpp", "vllm", "sglang" or "openai"
@@ -83,6 +83,12 @@ class RequestSpec:
 def request_body(spec: RequestSpec) -> tuple[str, dict[str, object]]:
     """The path and JSON body for a spec, with each dialect's way of reporting tokens per chunk."""
     llama = spec.dialect == "llama.cpp"
+    if spec.route == "completion" and spec.dialect == "sglang":
+        # SGLang's native route: per-request spec counts in the last event's meta_info, any release
+        params: dict[str, object] = {"max_new_tokens": spec.max_tokens, "temperature": spec.temperature}
+        if spec.ignore_eos:
+            params["ignore_eos"] = True
+        return "/generate", {"text": spec.prompt, "sampling_params": params, "stream": True}
     if spec.route == "completion":
         body: dict[str, object] = {"prompt": spec.prompt, "n_predict": spec.max_tokens}
         path = "/completion"

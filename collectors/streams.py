@@ -4,7 +4,8 @@ Pure: fed (arrival time, data payload) pairs, so tests replay captured streams e
 Pitfalls handled: a request's steps are taken from the server's own counts wherever it gives
 them (`steps()`), never from event bursts, which split and merge under load: llama-server's
 `timings` give committed and accepted tokens (steps = T − 1 − A; no `draft_n` means nothing was
-drafted), SGLang's `spec_verify_ct` counts every verify pass, and vLLM's `num_spec_steps` counts
+drafted), SGLang's `spec_verify_ct` counts every verify pass (OpenAI routes' `sglext`: in 0.5.23, not 0.5.11;
+native /generate's last `meta_info`: every release), and vLLM's `num_spec_steps` counts
 only steps that drafted, so there too steps = T − 1 − A, never fewer than the drafted steps.
 Server events are untrusted: an event that is not a JSON object, or whose counts or text are of
 another type (`NATIVE_EVENT`, `OPENAI_CHUNK`), is a SpectopError, never a TypeError mid-stream;
@@ -33,6 +34,20 @@ TIMINGS = {
     "draft_n_accepted": INT,
     "predicted_ms": NUMBER,
 }
+# SGLang's native /generate `meta_info`; the spec counts come on the last event only, named
+# per release (tokenizer_manager.py `_calculate_spec_decoding_metrics`: 0.5.4 spec_verify_ct
+# alone, 0.5.10 spec_accept_token_num / spec_draft_token_num, 0.5.11 spec_accepted_drafts /
+# spec_proposed_drafts)
+SGLANG_META = {
+    "completion_tokens": INT,
+    "prompt_tokens": INT,
+    "finish_reason": {"type": TEXT},
+    "spec_verify_ct": INT,
+    "spec_accept_token_num": INT,
+    "spec_draft_token_num": INT,
+    "spec_accepted_drafts": INT,
+    "spec_proposed_drafts": INT,
+}
 NATIVE_EVENT = {
     "timings": TIMINGS,
     "model": TEXT,
@@ -40,6 +55,8 @@ NATIVE_EVENT = {
     "tokens_predicted": INT,
     "tokens_evaluated": INT,
     "content": TEXT,
+    "text": TEXT,
+    "meta_info": SGLANG_META,
 }
 _DELTA = {"content": TEXT, "reasoning_content": TEXT}
 OPENAI_CHUNK = {
@@ -134,10 +151,13 @@ def _step_key(timings: dict[str, Any] | None) -> float | None:
 
 
 def feed_native(state: StreamState, t_s: float, payload: dict[str, Any]) -> None:
-    """One event of llama-server's native /completion stream."""
+    """One event of llama-server's native /completion stream, or of SGLang's /generate."""
     if "error" in payload:
         state.error = _error_text(payload["error"])
         state.done = True
+        return
+    if isinstance(payload.get("meta_info"), dict):
+        feed_sglang_native(state, t_s, payload, payload["meta_info"])
         return
     timings = payload.get("timings")
     if payload.get("stop"):
@@ -187,6 +207,28 @@ def feed_openai(state: StreamState, t_s: float, payload: dict[str, Any]) -> None
         state.committed_tokens = int(usage["completion_tokens"])
         state.prompt_tokens = usage.get("prompt_tokens", state.prompt_tokens)
     _take_spec_details(state, payload)
+
+
+def feed_sglang_native(state: StreamState, t_s: float, payload: dict[str, Any], meta: dict[str, Any]) -> None:
+    """One event of SGLang's /generate stream: the text so far (or only the new text, with
+    --incremental-streaming-output) and cumulative counts in `meta_info`, spec counts at the end."""
+    text, seen = payload.get("text") or "", state.text
+    state.add_tokens(
+        t_s, meta.get("completion_tokens"), text[len(seen) :] if text.startswith(seen) else text, None
+    )
+    if meta.get("completion_tokens") is not None:
+        state.committed_tokens = int(meta["completion_tokens"])
+    if meta.get("prompt_tokens") is not None:
+        state.prompt_tokens = int(meta["prompt_tokens"])
+    if isinstance(meta.get("finish_reason"), dict):
+        state.finish_reason = meta["finish_reason"].get("type")
+    if meta.get("spec_verify_ct") is not None:
+        state.spec_reported = True
+        state.verify_steps = int(meta["spec_verify_ct"])
+        drafted = meta.get("spec_proposed_drafts", meta.get("spec_draft_token_num"))
+        accepted = meta.get("spec_accepted_drafts", meta.get("spec_accept_token_num"))
+        if drafted is not None and accepted is not None:  # 0.5.4 sends neither count
+            state.draft_n, state.draft_n_accepted = int(drafted), int(accepted)
 
 
 def _take_spec_details(state: StreamState, payload: dict[str, Any]) -> None:

@@ -2,7 +2,9 @@
 
 Pitfalls handled (docs/servers.md, SGLang): acceptance and accepted length are gauges
 over the last 40 decode iterations, with no live counter pair, so a `SglangSnapshot`
-(sglang_snapshot.py) carries the gauges as they are and leaves drafted/accepted counts None;
+(sglang_snapshot.py) carries them and leaves drafted/accepted counts None; its acceptance is
+derived from the accept length and the verified width, since `spec_accept_rate` changed meaning
+in 0.5.11 (sglang_accept.py);
 the tokenizer's token and verify counters move only when a request finishes, so live tokens/s
 comes from `realtime_tokens_total{mode="decode"}`; scheduler series repeat per tp_rank under
 --enable-metrics-for-all-schedulers (never summed across tp_rank), carry the total under
@@ -27,7 +29,7 @@ from typing import Any
 import httpx
 
 from collectors.errors import SpectopError
-from collectors.servers import series, sglang_json
+from collectors.servers import series, sglang_accept, sglang_json
 from collectors.servers.answers import json_body, json_with, model_owner, read_metrics
 from collectors.servers.base import (
     Probe,
@@ -138,6 +140,9 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> SglangSnapshot:
         if window_done
         else sglang_json.loads_spec(cur.loads, "accept_rate")
     )
+    width = _width(cur)
+    # the rate's meaning changed in 0.5.11: acceptance is derived (sglang_accept.py)
+    accepted_share = sglang_accept.acceptance(rate, length_gauge if window_done else None, width, cur.info)
     base: dict[str, Any] = dict(
         **poll_fields(url, BACKEND, cur),
         model=sglang_json.str_field(cur.info, "served_model_name", "model_path")
@@ -154,10 +159,10 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> SglangSnapshot:
         steps_total=series.as_int(series.total(cur.metrics, VERIFY_CALLS)),
         metrics_status=cur.metrics_status,
         slots_status=cur.loads_status,
-        accept_rate_gauge=rate,
+        accept_rate_gauge=accepted_share,
         accept_length_gauge=length_gauge if window_done else None,
         accept_length_lifetime=sglang_json.lifetime_accept_length(cur.loads, cur.info),
-        verify_width_tokens=_width(cur),
+        verify_width_tokens=width,
     )
     # a restart shows in /server_info's startup_time too, so it is checked without /metrics
     if prev is None or not brackets_window(prev, cur, needs_metrics=False):

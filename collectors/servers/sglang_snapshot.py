@@ -18,7 +18,7 @@ from collectors.servers.snapshot import ServerSnapshot
 class SglangSnapshot(ServerSnapshot):
     """A ServerSnapshot whose drafting figures come from SGLang's gauges, not from counts."""
 
-    accept_rate_gauge: float | None = None  # sglang:spec_accept_rate, last 40 decode iterations
+    accept_rate_gauge: float | None = None  # accepted / drafted over the gauges' last 40 decode iterations
     accept_length_gauge: float | None = None  # sglang:spec_accept_length, bonus token included
     accept_length_lifetime: float | None = None  # since start (or the last /flush_cache)
     verify_width_tokens: int | None = None  # speculative_num_draft_tokens now, the root included

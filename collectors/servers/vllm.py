@@ -1,20 +1,17 @@
 """vLLM (V1 engine): poll /health and /metrics, and once /version, /v1/models and /server_info.
 
-Pitfalls handled (docs/servers.md, vLLM): engine series carry `engine` (one per
-data-parallel rank) and `model_name` labels, so counters are summed over label sets before any
-ratio; the counters move on every engine step, so the window needs no per-request bookkeeping;
-a restart shows as a new `*_created` stamp, or (multiprocess mode, no stamps) as a counter going
-backwards; spec series exist only when spec decoding is configured, and `--disable-log-stats`
-removes every engine series, but not every `vllm:` series: a `--tool-call-parser` registers
-`vllm:tool_call_parser_invocations_total` at start (vllm/parser/metrics.py) and the realtime
-task its `vllm:websocket_*` series (entrypoints/speech_to_text/realtime/metrics.py) whatever that
-flag says, so "stats on" is read from the engine series spectop needs (`ENGINE_SERIES`), never
-from the prefix, and without them drafting is unknown, not "drafts nothing". A sweep window's requests per step is the sum over engines (each
-engine steps on its own), so a data-parallel server running B requests reads B, not B/engines.
-`spec_decode_num_drafts_total` counts only (request, step) pairs that had draft tokens (n-gram
-and suffix steps with no match are left out, `scheduler.py` `update_from_output`), so the
-window's steps are the step-latency histogram's observations instead: one per request per
-engine step after its first token (`IterationStats.update_from_output`), every step counted.
+Pitfalls handled (docs/servers.md, vLLM): engine series carry `engine` (one per DP rank) and
+`model_name` labels, so counters are summed over label sets before any ratio; they move on every
+engine step, so the window needs no per-request bookkeeping; a restart shows as a new `*_created`
+stamp or (multiprocess mode) a counter going backwards; spec series exist only with a spec config.
+`--disable-log-stats` removes the engine series but not every `vllm:` series (a tool-call parser's
+and the realtime task's are registered whatever that flag says), so "stats on" is read from
+`ENGINE_SERIES`, and without them drafting is unknown, not "drafts nothing". A sweep window's
+requests per step is the sum over engines, which step on their own; data parallelism's slots, API
+servers and multiprocess pages are `vllm_dp`'s, V0's running-total counters `vllm_v0`'s.
+`spec_decode_num_drafts_total` counts only (request, step) pairs that had draft tokens
+(`scheduler.py` `update_from_output`), so the window's steps are the step-latency histogram's
+observations: one per request per engine step after its first token, every step counted.
 A server without spec series drafts nothing: its drafted and accepted counts are 0, not unknown.
 """
 
@@ -28,7 +25,7 @@ from typing import Any
 
 import httpx
 
-from collectors.servers import series
+from collectors.servers import series, vllm_dp, vllm_v0
 from collectors.servers.answers import json_body, model_owner, read_metrics
 from collectors.servers.base import (
     Probe,
@@ -54,11 +51,10 @@ ACCEPTED = "vllm:spec_decode_num_accepted_tokens_total"
 PER_POSITION = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
 RUNNING = "vllm:num_requests_running"
 WAITING = "vllm:num_requests_waiting"
-STEPS_HISTOGRAM = "vllm:iteration_tokens_total_count"  # one observation per engine step
+STEPS_HISTOGRAM = vllm_dp.STEPS_HISTOGRAM
 # one observation per request per engine step
 # (every decode step after a request's first token); the older name went away by 0.27
 STEP_LATENCY = ("vllm:inter_token_latency_seconds_count", "vllm:time_per_output_token_seconds_count")
-V0_SPEC_GAUGES = ("vllm:spec_decode_draft_acceptance_rate", "vllm:spec_decode_efficiency")
 COUNTERS = (GENERATED, DRAFTS, DRAFT_TOKENS, ACCEPTED, PER_POSITION, "vllm:prompt_tokens_total")
 # engine series every V1 (and V0) server registers unless --disable-log-stats
 ENGINE_SERIES = (RUNNING, GENERATED, STEPS_HISTOGRAM, *STEP_LATENCY)
@@ -110,7 +106,7 @@ def stats_on(raw: RawPoll) -> bool:
 def drafting(raw: RawPoll) -> bool | None:
     """Spec series present (they are registered only with a speculative config), else the config."""
     if raw.metrics is not None and stats_on(raw):
-        return any(n in raw.metrics for n in (DRAFTS, DRAFT_TOKENS, ACCEPTED, *V0_SPEC_GAUGES))
+        return any(n in raw.metrics for n in (DRAFTS, DRAFT_TOKENS, ACCEPTED, *vllm_v0.SPEC_GAUGES))
     if raw.config is not None:
         return raw.spec_config() is not None
     return None
@@ -150,25 +146,20 @@ def _max_model_len(raw: RawPoll) -> int | None:
     return value if INT.test(value) else None
 
 
-def _max_num_seqs(raw: RawPoll) -> int | None:
-    value = member(raw.config, "scheduler_config", "max_num_seqs")
-    return value if INT.test(value) else None
-
-
 def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
     """A snapshot from the current poll, with window figures when a previous poll exists."""
-    running = series.as_int(cur.total(RUNNING))
+    running = series.as_int(vllm_dp.gauge_total(cur.metrics, RUNNING))
     base: dict[str, Any] = dict(
         **poll_fields(url, BACKEND, cur),
         model=_model(cur),
         build=cur.version,
-        slots_total=_max_num_seqs(cur),
+        slots_total=vllm_dp.slots_total(cur.config, cur.metrics, STEPS_HISTOGRAM),
         slots_busy=running,
         n_ctx_slot=_max_model_len(cur),
         drafting=drafting(cur),
         spec_types=spec_types(cur),
         requests_processing=running,
-        requests_deferred=series.as_int(cur.total(WAITING)),
+        requests_deferred=series.as_int(vllm_dp.gauge_total(cur.metrics, WAITING)),
         tokens_predicted_total=series.as_int(cur.total(GENERATED)),
         drafted_total=series.as_int(cur.spec_total(DRAFT_TOKENS)),
         accepted_total=series.as_int(cur.spec_total(ACCEPTED)),
@@ -181,9 +172,9 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
         else "unknown: vLLM reports running requests on /metrics only",
     )
     if prev is None or not brackets_window(prev, cur):
-        return ServerSnapshot(**base)
+        return _snapshot(base, {}, cur)
     if restarted(prev, cur):
-        return ServerSnapshot(**base, restarted=True)
+        return _snapshot(base, {"restarted": True}, cur)
     window_s = cur.t_s - prev.t_s
 
     def grew(name: str | None) -> int | None:
@@ -202,33 +193,30 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
         window_accepted=spec_grew(ACCEPTED),
         window_steps=grew(cur.step_latency_name()),
         window_drafted_steps=spec_grew(DRAFTS),
-        busy_slots_per_decode=requests_per_step(prev, cur),
+        busy_slots_per_decode=vllm_dp.requests_per_step(
+            prev.metrics, cur.metrics, cur.config, cur.step_latency_name()
+        ),
     )
     if cur.per_position():
         window["window_per_position"] = position_deltas(prev.per_position(), cur.per_position())
+    return _snapshot(base, window, cur)
+
+
+def _snapshot(base: dict[str, Any], window: dict[str, Any], cur: RawPoll) -> ServerSnapshot:
+    """The snapshot; a V0 drafting page's without the counts V0 cannot give (vllm_v0.py)."""
+    if cur.metrics is not None and vllm_v0.drafts_v0(cur.metrics):
+        return vllm_v0.snapshot(base, window, cur.metrics)
     return ServerSnapshot(**base, **window)
-
-
-def requests_per_step(prev: RawPoll, cur: RawPoll) -> float | None:
-    """Requests advanced per engine step over the window (per engine when data-parallel).
-
-    The step-latency histogram gets one observation per decoding request per step, the
-    iteration-tokens histogram one per step; prefill-only steps count in the denominator.
-    """
-    name = cur.step_latency_name()
-    steps = series.delta(prev.metrics, cur.metrics, STEPS_HISTOGRAM)
-    observed = series.delta(prev.metrics, cur.metrics, name) if name else None
-    if steps is None or observed is None or steps <= 0:
-        return None
-    return observed / steps
 
 
 def counters(raw: RawPoll) -> WindowCounters | None:
     """The engine counters of one poll, summed over engines; None without engine series."""
     if not stats_on(raw):
         return None
+    if vllm_v0.drafts_v0(raw.metrics):  # V0's spec counters add up running totals: no window counts
+        return WindowCounters()
     engines = len(series.series(raw.metrics, STEPS_HISTOGRAM))
-    steps = raw.total(STEPS_HISTOGRAM)
+    steps = vllm_dp.steps(raw.config, raw.total(STEPS_HISTOGRAM), raw.metrics)
     return WindowCounters(
         tokens=raw.total(GENERATED),  # every emitted token, counted each engine step
         drafted=raw.spec_total(DRAFT_TOKENS),
@@ -301,8 +289,12 @@ class VllmCollector(ServerCollector):
 
     async def busy_slots(self) -> int | None:
         """Requests running right now (summed over engines); None when /metrics does not say."""
-        return series.as_int(series.total(await self.scrape(), RUNNING))
+        return series.as_int(vllm_dp.gauge_total(await self.scrape(), RUNNING))
 
     async def window_counters(self) -> WindowCounters | None:
         """The engine counters now; None when /metrics is unreadable or has no engine series."""
-        return counters(RawPoll(time.monotonic(), metrics=await self.scrape()))
+        config = member(self._identity, "config")
+        raw = RawPoll(
+            time.monotonic(), metrics=await self.scrape(), config=config if isinstance(config, dict) else None
+        )
+        return counters(raw)

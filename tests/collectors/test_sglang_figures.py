@@ -112,7 +112,8 @@ def test_width_from_the_live_gauge_else_the_server_args():
 def test_the_40_iteration_window_is_done_once_the_length_gauge_reads_1(length, done):
     loads = [{"num_running_reqs": 1, "speculative": {"accept_length": 2.2, "accept_rate": 0.25}}]
     page = gauges(spec_accept_length_0=length, spec_accept_rate_0=0.5, num_running_reqs_0=1)
-    snap = sglang.derive(None, raw(page, 0.0, loads=loads), URL)
+    # a 0.5.11+ server (the rate means acceptance) whose width is not known: the rate as it is
+    snap = sglang.derive(None, raw(page, 0.0, info={"version": "0.5.23"}, loads=loads), URL)
     assert snap.accept_length_gauge == (length if done else None)
     assert snap.accept_rate_gauge == (0.5 if done else 0.25)  # until then, /v1/loads' figure
 

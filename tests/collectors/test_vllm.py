@@ -104,8 +104,9 @@ def test_a_drafting_server_without_accepted_counts_has_no_g():
     )
     prev, cur = vllm_page([E0], spec=False) + gauge, vllm_page([E0.plus(D0)], spec=False) + gauge
     snap = vllm.derive(raw(prev, 0.0), raw(cur, 1.0), URL)
-    assert snap.drafting is True and snap.window_steps == 100
+    assert snap.drafting is True and snap.window_steps is None  # V0: no window count is trusted
     assert snap.window_accepted is None and snap.mean_advance is None and snap.verified_width is None
+    assert snap.acceptance is None and snap.acceptance_lifetime == 0.6  # the gauge is lifetime
 
 
 def test_older_names_are_mapped():
@@ -128,7 +129,7 @@ async def test_collector_polls_and_reads_identity_once():
     second = await collector.poll()
     assert first.ok and first.window_s is None and first.drafting
     assert second.window_tokens == 360 and second.acceptance == pytest.approx(230 / 360)
-    assert second.build == "0.33.0" and second.slots_total == 256 and second.n_ctx_slot == 8192
+    assert second.build == "0.33.0" and second.slots_total == 256 * 2 and second.n_ctx_slot == 8192
     assert second.spec_types == "eagle3 k=3"
     assert fake.hits["/version"] == 1 and fake.hits["/server_info"] == 1 and fake.hits["/metrics"] == 2
     assert await collector.busy_slots() == 6 + 1  # gauges as of the latest step

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from collectors.servers import vllm
+from collectors.servers import vllm, vllm_dp
 from collectors.servers.snapshot import ServerSnapshot
 from tests.support.fake_servers import MODEL, FakeVllm, VllmEngine, json_answer, mock_client, vllm_page
 from tests.support.polls import vllm_raw as raw
@@ -30,7 +30,7 @@ def test_one_poll_of_two_engines_field_by_field():
         status="ok",
         model=MODEL,  # the series' model_name label
         build="0.33.0",
-        slots_total=256,
+        slots_total=256 * 2,  # max_num_seqs on each of the page's two engines
         slots_busy=8 + 2,
         n_ctx_slot=4096,  # /v1/models before the config
         drafting=True,
@@ -56,7 +56,7 @@ def test_identity_fallbacks_and_odd_answers():
     assert ctx([{"id": MODEL}], CONFIG) == 8192  # not in /v1/models: the config's
     assert ctx(["odd"], CONFIG) == 8192
     assert ctx([{"max_model_len": "4096"}], None) is None  # not a number: unknown
-    assert vllm._max_num_seqs(vllm.RawPoll(0.0, config={"scheduler_config": {"max_num_seqs": "256"}})) is None
+    assert vllm_dp.max_num_seqs({"scheduler_config": {"max_num_seqs": "256"}}) is None
     for models in (["odd"], [{"id": ""}], [{"id": 5}]):
         assert vllm._model(vllm.RawPoll(0.0, models=models)) is None
     # k from the config, else from the per-position series; a config that is not an object is none
@@ -110,7 +110,8 @@ def page_of(**counts: float) -> str:
 
 def test_requests_per_step_needs_both_histograms_and_a_step():
     def per_step(before: str, after: str) -> float | None:
-        return vllm.requests_per_step(raw(before, 0.0), raw(after, 1.0))
+        cur = raw(after, 1.0)
+        return vllm_dp.requests_per_step(raw(before, 0.0).metrics, cur.metrics, None, cur.step_latency_name())
 
     assert per_step(page_of(steps=10, itl=20), page_of(steps=11, itl=23)) == 3.0  # one step, three requests
     assert per_step(page_of(steps=10, itl=20), page_of(steps=10, itl=20)) is None  # no step

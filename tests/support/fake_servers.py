@@ -277,7 +277,8 @@ class FakeVllm:
                 {
                     "vllm_config": {
                         "model_config": {"max_model_len": 8192},
-                        "scheduler_config": {"max_num_seqs": self.max_num_seqs},
+                        "scheduler_config": {"max_num_seqs": self.max_num_seqs},  # per engine
+                        "parallel_config": {"data_parallel_size": len(self.engines)},
                         "speculative_config": self.spec_config,
                     }
                 }

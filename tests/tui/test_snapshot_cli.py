@@ -34,7 +34,7 @@ def test_snapshot_of_vllm_prints_the_drafting_figures(capsys):
     assert "0.85 0.60 0.32" in rows["survival S_j"]  # (110, 78, 42) / 130
     assert "≈" not in rows["mean committed advance G"]
     assert "yes (eagle3 k=3)" in rows["drafting"]
-    assert "7 busy of 256" in rows["slots"]
+    assert "7 busy of 512" in rows["slots"]  # max_num_seqs 256 on each of two engines
     assert "/slots" not in out
 
 
