@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import TracebackType
 
 from collectors.simulator.accelerator import Accelerator, AcceleratorReading
@@ -13,7 +13,7 @@ from collectors.simulator.dcgm import UPDATE_PERIOD_S, DcgmServer, device_labels
 from collectors.simulator.engine import Engine
 from collectors.simulator.llama_http import LlamaServer
 from collectors.simulator.loopback import LoopbackServer
-from collectors.simulator.profiles import Profile, get_profile
+from collectors.simulator.profiles import DraftShape, Profile, get_profile
 from collectors.simulator.tasks import LiveView
 
 
@@ -59,6 +59,12 @@ class Simulator:
             raise KeyError(f"unknown backend {backend!r}; one of {', '.join(BACKENDS)}")
         self.backend = backend
         self.profile: Profile = get_profile(profile)
+        if backend == "sglang":
+            # SGLang's EAGLE (topk 1) proposes every step's full draft; its accept rate and length
+            # gauges divide by that width, so a simulated SGLang drafts full width too
+            n_max = self.profile.draft.n_max
+            full = DraftShape(n_max=n_max, p_min=0.0, length_probs=(0.0,) * n_max + (1.0,))
+            self.profile = replace(self.profile, draft=full)
         self.seed = seed
         self.speedup = speedup
         self.host = host
