@@ -18,7 +18,7 @@ from typing import Any
 from collectors.sweep import checks
 from collectors.sweep.marginal import width_advice
 from collectors.sweep.rule import EVEN_BAND, classify
-from collectors.sweep.settings import draft_length, setting_lines
+from collectors.sweep.settings import draft_length, off_above, setting_lines
 from collectors.sweep.summary import _arm, _ratio
 
 ARMS_SUMMARY_SCHEMA = "spectop.summary-arms/1"
@@ -73,6 +73,7 @@ def summarize_arms(rows: Sequence[Row], meta: Row | None = None) -> dict[str, An
         "classes": classes,
         "rows": table,
         "verdicts": verdicts,
+        "turn_off": _turn_off(verdicts, table),
         "failed_arms": dict(meta.get("failed_arms") or {}),
         # what has no trustworthy figure, and why (the CLI's exit code reads it as the paired sweep's)
         "untrusted": [
@@ -140,3 +141,22 @@ def _verdict(cls: str, batch: int, entries: Sequence[dict[str, Any]]) -> dict[st
         "width_advice": [s.sentence for s in steps],
         "settings": setting_lines(best["arm"], best.get("backend"), best.get("command"), batch),
     }
+
+
+def _turn_off(verdicts: Sequence[dict[str, Any]], table: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per class swept over batches: drafting best up to some batch and plain beyond, as one setting."""
+    out = []
+    for cls in _ordered([v["prompt_class"] for v in verdicts]):
+        mine = sorted(
+            (v for v in verdicts if v["prompt_class"] == cls and v["plain_trusted"]), key=lambda v: v["batch"]
+        )
+        drafting = [v["batch"] for v in mine if v["best_energy"] != "plain"]
+        plain = [v["batch"] for v in mine if v["best_energy"] == "plain"]
+        if drafting and plain and max(drafting) < min(plain):
+            backend = next(
+                (t["backend"] for t in table if t["prompt_class"] == cls and t.get("backend")), None
+            )
+            out.append(
+                {"prompt_class": cls, "batch": max(drafting), "setting": off_above(backend, max(drafting))}
+            )
+    return out

@@ -67,6 +67,10 @@ def arms_sentences(summary: Summary) -> list[str]:
             lines.append(f"  Below {line_pct} % acceptance ({arms}): {verdict}.")
         lines += [f"  Width: {advice}." for advice in v["width_advice"]]
         lines += [f"  Setting: {setting}" for setting in v["settings"]]
+    for off in summary.get("turn_off", []):
+        lines.append(
+            f"{off['prompt_class']}: drafting pays up to {_requests(off['batch'])}. Setting: {off['setting']}"
+        )
     for arm, why in summary.get("failed_arms", {}).items():
         lines.append(f"Arm {arm} failed, its points after that left out: {why}")
     if summary.get("idle_w") is not None:

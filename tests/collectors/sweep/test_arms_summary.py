@@ -126,3 +126,25 @@ def test_settings_per_engine() -> None:
     ]
     assert '"disable_by_batch_size": 5' in off_above("vllm", 4)
     assert off_above("llama.cpp", 4) == "llama-server: run without a draft above 4 concurrent requests"
+
+
+def test_drafting_best_at_small_batches_only_turns_off_above() -> None:
+    rows = [r for r in _rows() if r["prompt_class"] == "code"]
+    # at 4 requests plain is best: draft-4 1.10x, draft-8 1.30x
+    rows += [
+        {**_row("code", "plain", 200.0, 120.0, phase="before"), "batch": 4},
+        {**_row("code", "draft-4", 180.0, 132.0, accepted=200, drafted=300, steps=75), "batch": 4},
+        {**_row("code", "draft-8", 150.0, 156.0, accepted=260, drafted=520, steps=60), "batch": 4},
+    ]
+    summary = summarize_arms(rows)
+    assert summary["turn_off"] == [
+        {
+            "prompt_class": "code",
+            "batch": 1,
+            "setting": "llama-server: run without a draft above 1 concurrent request",
+        }
+    ]
+    assert (
+        "code: drafting pays up to 1 concurrent request. Setting: llama-server: run without a draft above 1 "
+        "concurrent request" in arms_sentences(summary)
+    )
