@@ -9,7 +9,12 @@ from collections import Counter
 import pytest
 
 from collectors.errors import SpectopError
+from collectors.launch import free_port
+from collectors.simulator.multi_arm import MultiArmSimulator
 from collectors.sweep.arms_plan import ArmsPlan, load_classes
+from collectors.sweep.arms_runner import run_arms_sweep
+from collectors.sweep.arms_tables import arms_sentences
+from collectors.sweep.events import SweepEnded
 from collectors.sweep.named_arms import make_named_arms, parse_arm, with_draft_length
 from collectors.sweep.plan import SweepPlan
 from collectors.sweep.prompts import BUILT_IN
@@ -108,3 +113,21 @@ def test_classes_from_built_in_sets_and_from_a_jsonl_class_field(tmp_path) -> No
         load_classes(str(path))
     with pytest.raises(SpectopError, match="nope"):
         load_classes("code,nope")
+
+
+def test_an_arm_that_fails_is_recorded_and_the_others_are_kept(tmp_path) -> None:
+    with MultiArmSimulator(seed=1, speedup=20) as sim:
+        dead = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+        arms = make_named_arms(
+            plain_url=sim.urls["plain"], arms=[f"ngram={sim.urls['ngram']}", f"gone={dead}"]
+        )
+        base = SweepPlan(batches=(1,), max_tokens=16, passes=1, idle_s=0.0, warmup_tokens=4)
+        plan = ArmsPlan(base, ("ngram", "gone"), load_classes("edit"))
+        events = list(run_arms_sweep(plan, arms, None, tmp_path))
+    ended = events[-1]
+    assert isinstance(ended, SweepEnded) and ended.error is None
+    summary = ended.summary
+    assert list(summary["failed_arms"]) == ["gone"] and dead in summary["failed_arms"]["gone"]
+    points = {(t["arm"], t["points"]) for t in summary["rows"]}
+    assert {("plain", 2), ("ngram", 1), ("gone", 0)} <= points
+    assert any(line.startswith("Arm gone failed") for line in arms_sentences(summary))
