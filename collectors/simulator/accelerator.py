@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from collectors.simulator.profiles import Profile
 
-CurveKey = tuple[str, str]  # (arm kind "plain"|"draft", prompt class name)
+CurveKey = tuple[str, str]  # (arm kind "plain"|"draft"|a profile's named arm, prompt class name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +89,7 @@ class Accelerator:
         power = 0.0
         for (arm, cls_name), n in counts.items():
             cls = self._profile.class_named(cls_name)
-            curves = cls.draft if arm == "draft" else cls.plain
+            curves = cls.curves(arm)
             power += n * curves.power_w.at(total) / total
         return power
 

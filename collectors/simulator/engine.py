@@ -40,7 +40,7 @@ class ContextExceeded(ValueError):
 
 
 class Engine:
-    """A simulated llama-server arm ("plain" or "draft") with `n_slots` slots."""
+    """A simulated llama-server arm ("plain", "draft" or a profile's named arm) with `n_slots` slots."""
 
     def __init__(
         self,
@@ -55,7 +55,7 @@ class Engine:
         clock: Callable[[], float] = time.monotonic,
         observers: Sequence[StepObserver] = (),
     ) -> None:
-        if kind not in ("plain", "draft"):
+        if kind not in ("plain", "draft", *profile.arm_names):
             raise ValueError(f"unknown arm kind {kind!r}")
         self.kind = kind
         self.profile = profile
@@ -83,7 +83,7 @@ class Engine:
 
     @property
     def speculative(self) -> bool:
-        return self.kind == "draft"
+        return self.kind != "plain"
 
     # -- requests -------------------------------------------------------------------------------
 
@@ -109,11 +109,8 @@ class Engine:
         prompt_class = self.profile.prompt_class(prompt)
         sampler = None
         if self.speculative:
-            sampler = DraftSampler(
-                draft_key(self._seed, self.kind, prompt),
-                self.profile.draft.length_probs,
-                prompt_class.acceptance,
-            )
+            shape, acceptance = self.profile.drafting(self.kind, prompt_class)
+            sampler = DraftSampler(draft_key(self._seed, self.kind, prompt), shape.length_probs, acceptance)
         with self._cond:
             t_submit = self._clock()
             if not self._pending and all(slot.task is None for slot in self._slots):
@@ -221,14 +218,17 @@ class Engine:
         if task.n_decoded == 0 or task.sampler is None:
             return 0, 0, 1
         remaining = task.stop_at - task.n_decoded
-        drafted, accepted = task.sampler.next(min(self.profile.draft.n_max, remaining - 1))
+        drafted, accepted = task.sampler.next(min(self._n_max(task), remaining - 1))
         return drafted, accepted, 1 + accepted
+
+    def _n_max(self, task: Task) -> int:
+        return self.profile.drafting(self.kind, task.prompt_class)[0].n_max if self.speculative else 0
 
     def _step_seconds(self, plan: list[tuple[Task, int, int, int]], n_total: int) -> float:
         """Time the step's committed tokens take at each request's share of the calibrated rate."""
         total = 0.0
         for task, _, _, committed in plan:
-            curves = task.prompt_class.draft if self.speculative else task.prompt_class.plain
+            curves = task.prompt_class.curves(self.kind)
             per_request_tok_s = curves.tok_s.at(n_total) * self._accel.speedup / n_total
             total += committed / per_request_tok_s
         jitter = 1.0 + max(-3.0, min(3.0, self._rng.gauss(0.0, 1.0))) * self._noise
@@ -261,7 +261,7 @@ class Engine:
             if task.n_decoded == 0:
                 task.t_prompt_done = now
                 c.on_prompt(task.n_processed, task.n_cached, now - task.t_start)
-            task.advance(drafted, accepted, committed, now, self.profile.draft.n_max)
+            task.advance(drafted, accepted, committed, now, self._n_max(task))
             c.n_tokens_max = max(c.n_tokens_max, task.n_prompt + task.n_decoded)
             if task.n_decoded >= task.stop_at:
                 self._finish(task, "limit" if task.n_decoded >= task.limit else "eos")

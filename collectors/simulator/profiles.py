@@ -9,6 +9,10 @@ measured batches (see `curves.Curve`); mJ/token = W / tok/s x 1000 follows from 
 docs/draft-strategies.md: code, prose, edit, drafts of 4). That note measured one request at a time; its batch shape is assumed
 to be note 25's, scaled to the single-request figures of each class.
 
+`note001` serves seed 001's whole strategy table (profiles_note001.py): besides plain, one named arm
+per strategy (draft-2, draft-4, draft-8, draft-16, ngram) with its own acceptance, draft lengths
+and single-request tok/s and chip W per class; its two-arm view drafts 4.
+
 Idle power: 3.0 W. An M-series Pro SoC with nothing running reads a few watts in macmon's SoC
 figure; the note's chip W figures are gross (idle included), so the idle value only matters
 between and around requests.
@@ -19,7 +23,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from collectors.simulator import profiles_note001 as note001
 from collectors.simulator.curves import Curve
+from collectors.sweep.prompts import BUILT_IN
 
 BATCHES: tuple[float, ...] = (1, 2, 4, 8, 16)
 
@@ -59,6 +65,24 @@ class ArmCurves:
 
 
 @dataclass(frozen=True, slots=True)
+class DraftShape:
+    """How long the drafts of one verify step are: P(draft length = 0, 1, ..., n_max)."""
+
+    n_max: int
+    p_min: float
+    length_probs: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ArmBehaviour:
+    """A named drafting arm beyond plain and draft (a draft length, n-gram copying) on one class."""
+
+    curves: ArmCurves
+    acceptance: float
+    draft: DraftShape
+
+
+@dataclass(frozen=True, slots=True)
 class PromptClass:
     """A kind of text with its own draft acceptance and calibrated curves."""
 
@@ -67,15 +91,13 @@ class PromptClass:
     plain: ArmCurves
     draft: ArmCurves
     acceptance: float  # target accepted / drafted tokens on the draft arm
+    arms: tuple[tuple[str, ArmBehaviour], ...] = ()  # named arms of a multi-arm profile
 
-
-@dataclass(frozen=True, slots=True)
-class DraftShape:
-    """How long the drafts of one verify step are: P(draft length = 0, 1, ..., n_max)."""
-
-    n_max: int
-    p_min: float
-    length_probs: tuple[float, ...]
+    def curves(self, kind: str) -> ArmCurves:
+        """The curves of arm `kind`: "plain", "draft" or one of the named arms."""
+        if kind == "plain":
+            return self.plain
+        return self.draft if kind == "draft" else dict(self.arms)[kind].curves
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,10 +119,29 @@ class Profile:
     classes: tuple[PromptClass, ...]
     default_class: str
     route_by_keyword: bool = True
+    known_prompts: tuple[
+        tuple[str, str], ...
+    ] = ()  # (prompt, class): spectop's built-in sets, before keywords
+
+    @property
+    def arm_names(self) -> tuple[str, ...]:
+        """The named drafting arms a multi-arm profile serves besides plain (none for two-arm ones)."""
+        return tuple(name for name, _ in self.classes[0].arms)
+
+    def drafting(self, kind: str, cls: PromptClass) -> tuple[DraftShape, float]:
+        """(draft lengths, acceptance) of arm `kind` on class `cls`."""
+        if kind == "draft":
+            return self.draft, cls.acceptance
+        arm = dict(cls.arms)[kind]
+        return arm.draft, arm.acceptance
 
     def prompt_class(self, prompt: str) -> PromptClass:
-        """The class a prompt belongs to: the first class whose keyword it contains."""
+        """The class a prompt belongs to: the class of a known prompt it contains, else the first
+        class whose keyword it contains (a built-in code prompt asks for type hints, like an edit)."""
         if self.route_by_keyword:
+            for known, name in self.known_prompts:
+                if known in prompt:
+                    return self.class_named(name)
             lowered = prompt.lower()
             for cls in self.classes:
                 if any(word in lowered for word in cls.keywords):
@@ -196,7 +237,42 @@ CLASSES = Profile(
     **_QWEN7B,
 )
 
-PROFILES: dict[str, Profile] = {p.name: p for p in (NOTE25, CLASSES)}
+
+def _note001_class(name: str) -> PromptClass:
+    """One class of seed 001's strategy table: every arm's single-request tok/s and chip W."""
+    base = NOTE25_TABLE[0]
+
+    def curves(arm: str) -> ArmCurves:
+        tok_s, _, mj = note001.TABLE[(name, arm)]
+        shape, (tok0, w0) = (
+            (NOTE25_PLAIN, (base.plain_tok_s, base.plain_power_w))
+            if arm == "plain"
+            else (NOTE25_DRAFT, (base.draft_tok_s, base.draft_power_w))
+        )
+        return shape.scaled(tok_s / tok0, tok_s * mj / 1000.0 / w0)
+
+    def behaviour(arm: str) -> ArmBehaviour:
+        probs = note001.length_probs(name, arm)
+        shape = DraftShape(n_max=len(probs) - 1, p_min=0.0, length_probs=probs)
+        return ArmBehaviour(curves(arm), note001.TABLE[(name, arm)][1] or 0.0, shape)
+
+    arms = tuple((arm, behaviour(arm)) for arm in note001.ARMS if arm != "plain")
+    draft4 = dict(arms)["draft-4"]
+    return PromptClass(name, note001.KEYWORDS[name], curves("plain"), draft4.curves, draft4.acceptance, arms)
+
+
+NOTE001 = Profile(
+    name="note001",
+    description="seed 001: plain, draft-2/4/8/16 and n-gram on code, prose and edit, one request at a time",
+    # the two-arm view of this profile (plain, draft) drafts 4, the note's best length on code
+    draft=DraftShape(n_max=4, p_min=0.0, length_probs=(0.0, 0.0, 0.0, 0.0, 1.0)),
+    classes=tuple(_note001_class(name) for name in note001.CLASSES),
+    default_class="prose",
+    known_prompts=tuple((text, name) for name in note001.CLASSES for text in BUILT_IN[name]),
+    **_QWEN7B,
+)
+
+PROFILES: dict[str, Profile] = {p.name: p for p in (NOTE25, CLASSES, NOTE001)}
 
 
 def get_profile(spec: str | Profile) -> Profile:

@@ -87,8 +87,9 @@ def point_flags(
 
 
 def drafting_flags(row: Row) -> list[dict[str, str]]:
-    """A draft point that drafted nothing is void; one whose server gave no counts is unknown."""
-    if row["arm"] != "draft":
+    """A drafting point (any arm but plain) that drafted nothing is void; one whose server gave no
+    counts is unknown."""
+    if row["arm"] == "plain":
         return []
     if row["drafted"] == 0:
         return [
@@ -193,10 +194,15 @@ PASS_WIDE = frozenset({"plain-drift"})  # excludes every point of its pass at it
 def exclusions(rows: Sequence[Row]) -> list[tuple[str, ...]]:
     """For each row, the excluding flag codes that keep it out of the verdict (empty: it counts)."""
     own = [tuple(sorted({f["code"] for f in r.get("flags", []) if f["code"] in EXCLUDING})) for r in rows]
-    pass_wide: dict[tuple[Any, Any], set[str]] = {}
+    pass_wide: dict[tuple[Any, Any, Any], set[str]] = {}
     for r, codes in zip(rows, own):
-        pass_wide.setdefault((r.get("pass"), r["batch"]), set()).update(PASS_WIDE.intersection(codes))
-    return [tuple(sorted(set(codes) | pass_wide[(r.get("pass"), r["batch"])])) for r, codes in zip(rows, own)]
+        # a multi-arm sweep brackets each prompt class apart: its drift stays in its class
+        block = (r.get("pass"), r["batch"], r.get("prompt_class"))
+        pass_wide.setdefault(block, set()).update(PASS_WIDE.intersection(codes))
+    return [
+        tuple(sorted(set(codes) | pass_wide[(r.get("pass"), r["batch"], r.get("prompt_class"))]))
+        for r, codes in zip(rows, own)
+    ]
 
 
 def idle_flag(window: WindowEnergy) -> dict[str, str] | None:

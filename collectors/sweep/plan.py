@@ -28,11 +28,13 @@ class PointKey:
     batch: int
     arm: str
     phase: str = ""  # "before" / "after" for plain, "" for draft
+    prompt_class: str = ""  # the prompt class of a multi-arm sweep's point; "" in the paired sweep
 
     @property
     def label(self) -> str:
         phase = f" {self.phase}" if self.phase else ""
-        return f"B={self.batch} {self.arm}{phase} (pass {self.pass_index + 1})"
+        cls = f"{self.prompt_class} " if self.prompt_class else ""
+        return f"{cls}B={self.batch} {self.arm}{phase} (pass {self.pass_index + 1})"
 
 
 @dataclass(frozen=True, slots=True)

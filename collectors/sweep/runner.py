@@ -36,6 +36,7 @@ from collectors.sweep.events import (
 from collectors.sweep.measure import energy_fields
 from collectors.sweep.plan import PointKey, SweepPlan
 from collectors.sweep.points import run_points
+from collectors.sweep.prompts import PromptSet
 from collectors.sweep.rule import upward_exits
 from collectors.sweep.store import POINT_SCHEMA, RunStore, machine, new_run_dir
 from collectors.sweep.summary import summarize
@@ -52,7 +53,7 @@ class _Sweep:
     def __init__(
         self,
         plan: SweepPlan,
-        arms: tuple[ArmSpec, ArmSpec],
+        arms: tuple[ArmSpec, ...],
         sampler: Sampler | None,
         run_dir: Path,
         should_stop: Callable[[], bool],
@@ -103,11 +104,18 @@ class _Sweep:
         flag = checks.idle_flag(window)
         return (None if flag else window.power_w), flag
 
-    def specs(self, batch: int, backend: str, tokens: int) -> list[RequestSpec]:
+    def prompts_for(self, key: PointKey) -> PromptSet:
+        """The prompts a point sends: one set for the whole paired sweep (per class in a multi-arm one)."""
+        return self.plan.prompts
+
+    def specs(
+        self, batch: int, backend: str, tokens: int, prompts: PromptSet | None = None
+    ) -> list[RequestSpec]:
         route = self.plan.route or default_route(backend)
+        prompts = prompts or self.plan.prompts
         return [
             RequestSpec(
-                prompt=self.plan.prompts.for_request(i),
+                prompt=prompts.for_request(i),
                 max_tokens=tokens,
                 route=route,
                 temperature=self.plan.temperature,
@@ -120,14 +128,14 @@ class _Sweep:
         backend = self.identity[key.arm]["backend"]
         async with _client(self.api_key) as client:
             if warm:
-                spec = self.specs(1, backend, self.plan.warmup_tokens)[0]
+                spec = self.specs(1, backend, self.plan.warmup_tokens, self.prompts_for(key))[0]
                 await measure.warm_up(client, url, replace(spec, ignore_eos=True))
                 return measure.Window(0.0, 0.0, [])
             collector = open_collector(url, backend, client=client)
             return await measure.measure(
                 client,
                 url,
-                self.specs(key.batch, backend, self.plan.max_tokens),
+                self.specs(key.batch, backend, self.plan.max_tokens, self.prompts_for(key)),
                 collector,
                 self.should_stop,
                 tag=f"sweep:{key.arm}:{key.batch}",

@@ -225,7 +225,8 @@ def point_problem(row: Any) -> str | None:
         return "not a JSON object"
     if not (isinstance(row.get("batch"), int) and not isinstance(row["batch"], bool) and row["batch"] >= 1):
         return "no batch (a whole number from 1)"
-    if row.get("arm") not in ("plain", "draft"):
+    named = bool(row.get("prompt_class")) and isinstance(row.get("arm"), str) and bool(row.get("arm"))
+    if row.get("arm") not in ("plain", "draft") and not named:  # a multi-arm sweep's arms have names
         return "no arm (plain or draft)"
     if not _count(row.get("pass")):
         return "pass is not a whole number"

@@ -4,8 +4,10 @@ Without options it opens the dashboard on the draft arm, with traffic walking 1 
 requests and back, and the sweep's arms prefilled (traffic pauses while a sweep runs).
 `--serve-only` prints the plain, draft and meter URLs (one per line: name, space, URL; the meter's
 with the `?period=` to give `--meter dcgm=` so windows are not all flagged short) and serves until
-Ctrl-C. `--no-ui` prints a live line per second instead of opening the dashboard. `--backend vllm`
-or `sglang` serves the same calibrated engines as a vLLM or SGLang pair instead of llama-server.
+Ctrl-C; with a multi-arm profile (`--profile note001`) one line per arm (plain, draft-2, ...,
+ngram) and the meter's. `--no-ui` prints a live line per second instead of opening the dashboard.
+`--backend vllm` or `sglang` serves the same calibrated engines as a vLLM or SGLang pair instead
+of llama-server.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 from collectors.errors import SpectopError
 from collectors.simulator import PROFILES, Simulator
 from collectors.simulator.backends import BACKENDS
+from collectors.simulator.multi_arm import MULTI_ARM_PROFILES, MultiArmSimulator
 from collectors.simulator.simulator import SimulatorState
 from collectors.simulator.traffic import TrafficGenerator, default_pattern
 from collectors.sweep.plan import MAX_TOKENS
@@ -171,6 +174,8 @@ def run(args: argparse.Namespace) -> int:
 
         return run_llama_demo(args.meter, args.phase, args.tokens)
     _signals_as_interrupt()
+    if args.serve_only and args.profile in MULTI_ARM_PROFILES:
+        return _serve_arms(args)
     sim = _start(args)
     try:
         if args.serve_only:
@@ -197,6 +202,33 @@ def _serve_only(sim: Simulator, args: argparse.Namespace) -> int:
         flush=True,
     )
     _wait(args.duration)
+    print("spectop demo: stopped", file=sys.stderr, flush=True)
+    return 0
+
+
+def _serve_arms(args: argparse.Namespace) -> int:
+    """`--serve-only` for a multi-arm profile: `NAME URL` per arm, then the meter's line."""
+    _start(args).stop()  # the same checks of the options, and of the first ports
+    sim = MultiArmSimulator(args.profile, seed=args.seed, speedup=args.speedup, base_port=args.port)
+    try:
+        sim.start()
+        print("\n".join(f"{name} {url}" for name, url in sim.urls.items()), flush=True)
+        print(f"meter {sim.meter_page_url}", flush=True)
+        arms = " ".join(f"--arm {name}={url}" for name, url in sim.urls.items() if name != "plain")
+        print(
+            f"spectop demo: simulating {sim.profile.description} (seed {args.seed}); Ctrl-C stops it\n"
+            f"  try: spectop sweep --plain {sim.urls['plain']} {arms} --prompts code,prose,edit "
+            f"--batches 1 --meter 'dcgm={sim.meter_page_url}'",
+            file=sys.stderr,
+            flush=True,
+        )
+        _wait(args.duration)
+    except OSError as exc:
+        raise SpectopError(f"demo: cannot listen ({exc.strerror})", "pick another --port, or 0") from None
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sim.stop()
     print("spectop demo: stopped", file=sys.stderr, flush=True)
     return 0
 

@@ -17,6 +17,9 @@ from rich.text import Text
 
 from collectors import json_forms
 from collectors.fmt import printable
+from collectors.sweep.arms_runner import ARMS_RUN_SCHEMA
+from collectors.sweep.arms_summary import ARMS_SUMMARY_SCHEMA, summarize_arms
+from collectors.sweep.arms_tables import arms_cells, arms_sentences, to_arms_csv, to_arms_markdown
 from collectors.sweep.store import load_run
 from collectors.sweep.summary import summarize
 from collectors.sweep.tables import (
@@ -45,19 +48,50 @@ def run(args: argparse.Namespace) -> int:
     if skipped:  # a torn last line, a corrupt line: the report is made from what is whole
         more = f" and {len(skipped) - 1} more" if len(skipped) > 1 else ""
         print(f"spectop report: skipped {printable(skipped[0])}{more}", file=sys.stderr)
-    summary = summarize(rows, meta)
+    arms = meta.get("schema") == ARMS_RUN_SCHEMA or any(r.get("prompt_class") for r in rows)
+    summary = summarize_arms(rows, meta) if arms else summarize(rows, meta)
     if args.format == "json":
         print(json_forms.dumps(summary, indent=2))
     elif args.format == "csv":
-        print(to_table_csv(summary), end="")
+        print(to_arms_csv(summary) if arms else to_table_csv(summary), end="")
     elif args.format == "markdown":
-        print(to_markdown(summary), end="")
+        print(to_arms_markdown(summary) if arms else to_markdown(summary), end="")
     else:
         out = opts.console()
-        out.print(render_summary(summary))
-        for line in verdict_lines(summary):
+        out.print(render_any(summary))
+        for line in any_verdict_lines(summary):
             out.print(line)
     return 0
+
+
+def is_arms(summary: dict[str, Any]) -> bool:
+    return summary.get("schema") == ARMS_SUMMARY_SCHEMA
+
+
+def render_any(summary: dict[str, Any]) -> Table | Group:
+    """The paired sweep's tables, or the multi-arm sweep's one (seed 001's, per class)."""
+    if not is_arms(summary):
+        return render_summary(summary)
+    header, cells = arms_cells(summary)
+    table = Table(title="multi-arm sweep: each arm against plain, per prompt class", header_style="bold")
+    for name in header:
+        table.add_column(name, justify="left" if name in ("class", "arm", "verdict", "flags") else "right")
+    for row, t in zip(cells, summary["rows"]):
+        style = "yellow" if t["flags"] or not t["trusted"] else ""
+        table.add_row(*(Text(c) for c in row), style=style)
+    return table
+
+
+def any_verdict_lines(summary: dict[str, Any]) -> list[Text]:
+    if not is_arms(summary):
+        return verdict_lines(summary)
+    lines = [
+        Text(s, style="bold" if s.lstrip().startswith("Setting:") else ("yellow" if " failed" in s else ""))
+        for s in arms_sentences(summary)
+    ]
+    if summary["flags"]:
+        lines.append(Text("Flags: " + ", ".join(summary["flags"]) + " (see points.jsonl)", style="yellow"))
+    return lines
 
 
 def printable_json(value: Any) -> Any:

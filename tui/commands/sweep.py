@@ -32,6 +32,7 @@ from collectors.fmt import printable
 from collectors.meters import Sampler, sampling
 from collectors.sweep import plan as sweep_plan
 from collectors.sweep.arms import make_arms
+from collectors.sweep.arms_runner import rewrite_arms_summary, run_arms_sweep
 from collectors.sweep.events import (
     IdleMeasured,
     PointDone,
@@ -40,11 +41,12 @@ from collectors.sweep.events import (
     SweepEnded,
     SweepStarted,
 )
-from collectors.sweep.prompts import BUILT_IN, DEFAULT_SET, load_prompts
+from collectors.sweep.prompts import BUILT_IN, DEFAULT_SET, PromptSet, load_prompts
 from collectors.sweep.runner import run_sweep
 from collectors.sweep.summary import rewrite_summary
 from tui.commands import _common as opts
-from tui.commands.report import render_summary, verdict_lines
+from tui.commands._sweep_arms import add_more_arm_options, arms_plan, multi_arm
+from tui.commands.report import any_verdict_lines, render_any
 
 NAME = "sweep"
 HELP = "paired plain-versus-draft sweep over batch sizes"
@@ -56,6 +58,7 @@ DESCRIPTION = (
 
 def add_options(parser: argparse.ArgumentParser) -> None:
     opts.add_arm_options(parser, "arms (a running server's URL, or a command spectop starts)")
+    add_more_arm_options(parser)
     parser.add_argument(
         "--batches", default="1,2,4,8,16", help="concurrent requests per point (default 1,2,4,8,16)"
     )
@@ -75,7 +78,8 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         "--prompts",
         default=DEFAULT_SET,
         help=f"built-in set ({', '.join(sorted(BUILT_IN))}) or a file of prompts "
-        f'(blank-line separated, or .jsonl with a "prompt" key); default {DEFAULT_SET}',
+        f'(blank-line separated, or .jsonl with a "prompt" key); default {DEFAULT_SET}. A multi-arm '
+        'sweep takes classes: code,prose,edit, or a .jsonl whose lines carry a "class"',
     )
     parser.add_argument("--quick", action="store_true", help="batches 1,2,4,8, 96 tokens, one pass, refined")
     parser.add_argument(
@@ -97,8 +101,8 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     opts.add_options(parser, "meter", "results", "api-key", "json")
 
 
-def build_plan(args: argparse.Namespace) -> sweep_plan.SweepPlan:
-    plan = sweep_plan.SweepPlan(prompts=load_prompts(args.prompts))
+def build_plan(args: argparse.Namespace, prompts: PromptSet | None = None) -> sweep_plan.SweepPlan:
+    plan = sweep_plan.SweepPlan(prompts=prompts or load_prompts(args.prompts))
     if args.quick:
         plan = sweep_plan.quick(plan)
     if args.batches != "1,2,4,8,16" or not args.quick:
@@ -111,7 +115,19 @@ def build_plan(args: argparse.Namespace) -> sweep_plan.SweepPlan:
     return replace(plan, **changes, fresh_server=args.fresh_server, route=args.route, refine=args.refine)
 
 
+def _run_arms(args: argparse.Namespace) -> int:
+    """Plain and named arms over prompt classes (collectors/sweep/arms_runner.py)."""
+    plan, arms = arms_plan(args, build_plan)
+    out = opts.console() if not args.json else None
+    if out and arms[0].derived:
+        out.print(f"plain arm derived from the draft command: {arms[0].command}", markup=False)
+    with sampling(args.meter) as sampler:
+        return _sweep(args, plan, arms, out, sampler, run_arms_sweep)
+
+
 def run(args: argparse.Namespace) -> int:
+    if multi_arm(args):
+        return _run_arms(args)
     plan = build_plan(args)
     arms = make_arms(args.plain, args.draft, args.plain_cmd, args.draft_cmd)
     out = opts.console() if not args.json else None
@@ -121,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
         return _sweep(args, plan, arms, out, sampler)
 
 
-def _sweep(args: argparse.Namespace, plan, arms, out, sampler: Sampler | None) -> int:
+def _sweep(args: argparse.Namespace, plan, arms, out, sampler: Sampler | None, runner=run_sweep) -> int:
     meter_info = sampler.meter.info if sampler else None
     if out:
         out.print(
@@ -160,7 +176,7 @@ def _sweep(args: argparse.Namespace, plan, arms, out, sampler: Sampler | None) -
             disable=args.json,
         ) as progress:
             task = progress.add_task("starting", total=None)
-            for event in run_sweep(
+            for event in runner(
                 plan, arms, sampler, args.results, should_stop=stop.is_set, api_key=opts.api_key(args)
             ):
                 if isinstance(event, SweepStarted):
@@ -191,7 +207,7 @@ def _sweep(args: argparse.Namespace, plan, arms, out, sampler: Sampler | None) -
     except KeyboardInterrupt:
         if run_dir is None:
             raise
-        summary = rewrite_summary(run_dir)
+        summary = rewrite_arms_summary(run_dir) if runner is run_arms_sweep else rewrite_summary(run_dir)
         print(
             f"spectop: sweep {_stopped_by(signalled)}; {summary['points']} completed points saved in {run_dir}",
             file=sys.stderr,
@@ -242,8 +258,8 @@ def _finish(ended: SweepEnded, out, as_json: bool, interrupted: str | None) -> i
             )
         )
     else:
-        out.print(render_summary(summary))
-        for line in verdict_lines(summary):
+        out.print(render_any(summary))
+        for line in any_verdict_lines(summary):
             out.print(line)
         out.print(f"files: {ended.run_dir}", markup=False)
     if ended.error or interrupted:
@@ -288,7 +304,8 @@ def _point_line(row: dict) -> str:
     acc = "" if row.get("acceptance") is None else f", acceptance {100 * row['acceptance']:.0f} %"
     flags = "".join(f"\n    ! {f['message']}" for f in row.get("flags", []))
     phase = f" {row['phase']}" if row.get("phase") else ""
+    cls = f"{row['prompt_class']} " if row.get("prompt_class") else ""
     return (
-        f"  B={row['batch']:<3} {row['arm']}{phase}: {row['tok_s']:.1f} tok/s, {_w(row.get('power_w'))}, "
+        f"  {cls}B={row['batch']:<3} {row['arm']}{phase}: {row['tok_s']:.1f} tok/s, {_w(row.get('power_w'))}, "
         f"{mj}{acc}{flags}"
     )

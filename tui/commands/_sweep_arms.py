@@ -1,0 +1,54 @@
+"""`spectop sweep`'s multi-arm options (seed 001's question: which drafting, for which traffic).
+
+`--arm NAME=URL|NAME=CMD` (any number), `--draft-max 2,4,8,16` (an arm per draft length, from the
+draft command) and `--ngram` (an arm from the plain command); any of them makes the sweep a
+multi-arm one, whose `--prompts` may name classes (`code,prose,edit`, or a .jsonl with a "class").
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from collectors.sweep.arms import ArmSpec
+from collectors.sweep.arms_plan import ArmsPlan, load_classes
+from collectors.sweep.named_arms import make_named_arms
+from collectors.sweep.plan import SweepPlan
+from collectors.sweep.prompts import PromptSet
+
+
+def add_more_arm_options(parser: argparse.ArgumentParser) -> None:
+    more = parser.add_argument_group(
+        "more arms: which drafting for which traffic (any of these makes it a multi-arm sweep)"
+    )
+    more.add_argument(
+        "--arm",
+        action="append",
+        metavar="NAME=URL|NAME=CMD",
+        help="a named arm besides plain: a running server or a command (repeat for more)",
+    )
+    more.add_argument(
+        "--draft-max",
+        metavar="N,N,...",
+        help="one arm per draft length (draft-N), each the draft command with --spec-draft-n-max N",
+    )
+    more.add_argument(
+        "--ngram",
+        action="store_true",
+        help="an n-gram arm: the plain command with --spec-type ngram-simple",
+    )
+
+
+def multi_arm(args: argparse.Namespace) -> bool:
+    return bool(args.arm or args.draft_max or args.ngram)
+
+
+def arms_plan(
+    args: argparse.Namespace, build_plan: Callable[[argparse.Namespace, PromptSet], SweepPlan]
+) -> tuple[ArmsPlan, tuple[ArmSpec, ...]]:
+    """The plan and the arms (plain first) of a multi-arm sweep, from the command line."""
+    classes = load_classes(args.prompts)
+    base = build_plan(args, classes[0])
+    named = [*(args.arm or []), *([f"draft={args.draft}"] if args.draft else [])]
+    arms = make_named_arms(args.plain, args.plain_cmd, named, args.draft_cmd, args.draft_max, args.ngram)
+    return ArmsPlan(base, tuple(a.name for a in arms[1:]), classes), arms
