@@ -138,8 +138,13 @@ def command_line_secrets(argv: Sequence[str]) -> list[str]:
 
 
 def parse(argv: Sequence[str]) -> argparse.Namespace:
-    """The parsed command line, `run` set to the command's; SpectopError for a misplaced command."""
-    return build_parser(command_line_secrets(argv)).parse_args(with_command(argv))
+    """The parsed command line, `run` set to the command's; SpectopError for a misplaced command or
+    a bad value, never quoting a secret (an option's value may be a whole --draft-cmd with a key)."""
+    secrets = command_line_secrets(argv)
+    try:
+        return build_parser(secrets).parse_args(with_command(argv))
+    except SpectopError as exc:
+        raise SpectopError(scrub(exc.what, secrets), scrub(exc.fix, secrets)) from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
