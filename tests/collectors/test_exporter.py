@@ -106,6 +106,8 @@ def test_export_serves_drafting_and_energy_figures():
             env=os.environ.copy(),
         )
         try:
+            # serving from here (on a loaded machine the imports alone can take several seconds)
+            assert proc.stderr is not None and "serving" in proc.stderr.readline()
             with TrafficGenerator({"draft": sim.draft_url}, [Phase("draft", 2, 60.0)], n_tokens=64):
                 time.sleep(6.0)  # a rolling window of traffic, then until the figures are there
                 deadline = time.monotonic() + 30
