@@ -22,6 +22,7 @@ from collectors.http import STREAM_TIMEOUT, make_client
 from collectors.log_requests import OWN_MATCH_S, LogReader
 from collectors.logfollow import LogFollower
 from collectors.meters import Sampler
+from collectors.proxy_server import bind, serve
 from collectors.servers import default_route
 from collectors.servers.answers import error_snapshot
 from collectors.sweep.runner import run_sweep
@@ -107,6 +108,21 @@ class WorkingApp(App[None]):
                     self.post_message(messages.LogRequestsRead(requests))
         finally:
             follower.close()
+
+    @work(thread=True, exclusive=True, group="proxy", exit_on_error=False)
+    def run_proxy(self) -> None:
+        """The capture proxy (`--proxy`) on this thread's own loop; posts each request's record."""
+        worker = get_current_worker()
+        assert self.settings.proxy is not None
+        sock = bind(self.settings.proxy)
+        post = self.post_message  # thread-safe
+
+        serve(
+            self.settings.server_url,
+            sock,
+            lambda r: post(messages.ProxyRequestRecorded(r)),
+            lambda: worker.is_cancelled,
+        )
 
     @work(thread=True, exclusive=True, group="sweep", exit_on_error=False)
     def sweep_worker(self, request: SweepRequest) -> None:
