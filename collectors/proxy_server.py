@@ -26,7 +26,7 @@ from collectors.proxy import CaptureProxy
 from collectors.request_record import RequestRecord
 
 LOOPBACK = "127.0.0.1"
-GRACE_S = 1.0
+GRACE_S = 1  # seconds (uvicorn takes whole seconds)
 STOP_POLL_S = 0.1
 PROXY_FIX = "e.g. --proxy 8081 (loopback) or --proxy 0.0.0.0:8081"
 

@@ -23,6 +23,7 @@ from collectors.log_requests import OWN_MATCH_S, LogReader
 from collectors.logfollow import LogFollower
 from collectors.meters import Sampler
 from collectors.proxy_server import bind, serve
+from collectors.request_record import RequestRecord
 from collectors.servers import default_route
 from collectors.servers.answers import error_snapshot
 from collectors.sweep.runner import run_sweep
@@ -115,14 +116,11 @@ class WorkingApp(App[None]):
         worker = get_current_worker()
         assert self.settings.proxy is not None
         sock = bind(self.settings.proxy)
-        post = self.post_message  # thread-safe
 
-        serve(
-            self.settings.server_url,
-            sock,
-            lambda r: post(messages.ProxyRequestRecorded(r)),
-            lambda: worker.is_cancelled,
-        )
+        def post(record: RequestRecord) -> None:
+            self.post_message(messages.ProxyRequestRecorded(record))  # thread-safe
+
+        serve(self.settings.server_url, sock, post, lambda: worker.is_cancelled)
 
     @work(thread=True, exclusive=True, group="sweep", exit_on_error=False)
     def sweep_worker(self, request: SweepRequest) -> None:
