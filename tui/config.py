@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from collectors.proxy_server import ListenAddress
 from collectors.sweep.plan import SweepPlan, quick
 
 
@@ -24,4 +25,5 @@ class Settings:
     title: str = "spectop"
     server_log: str | None = None  # a llama-server log file to follow, or "-" (a pipe on stdin)
     server_log_fd: int | None = None  # the pipe's descriptor, once stdin is the terminal again
+    proxy: ListenAddress | None = None  # --proxy: where the capture proxy listens
     poll: bool = True  # off in snapshot tests: data then only arrives as posted messages

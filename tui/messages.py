@@ -51,3 +51,11 @@ class LogRequestsRead(Message):
     def __init__(self, requests: list[TimedRequest]) -> None:
         super().__init__()
         self.requests = requests
+
+
+class ProxyRequestRecorded(Message):
+    """A request through the capture proxy finished (collectors/proxy.py); posted from its thread."""
+
+    def __init__(self, record: RequestRecord) -> None:
+        super().__init__()
+        self.record = record

@@ -22,6 +22,8 @@ from collectors.http import STREAM_TIMEOUT, make_client
 from collectors.log_requests import OWN_MATCH_S, LogReader
 from collectors.logfollow import LogFollower
 from collectors.meters import Sampler
+from collectors.proxy_server import bind, serve
+from collectors.request_record import RequestRecord
 from collectors.servers import default_route
 from collectors.servers.answers import error_snapshot
 from collectors.sweep.runner import run_sweep
@@ -107,6 +109,18 @@ class WorkingApp(App[None]):
                     self.post_message(messages.LogRequestsRead(requests))
         finally:
             follower.close()
+
+    @work(thread=True, exclusive=True, group="proxy", exit_on_error=False)
+    def run_proxy(self) -> None:
+        """The capture proxy (`--proxy`) on this thread's own loop; posts each request's record."""
+        worker = get_current_worker()
+        assert self.settings.proxy is not None
+        sock = bind(self.settings.proxy)
+
+        def post(record: RequestRecord) -> None:
+            self.post_message(messages.ProxyRequestRecorded(record))  # thread-safe
+
+        serve(self.settings.server_url, sock, post, lambda: worker.is_cancelled)
 
     @work(thread=True, exclusive=True, group="sweep", exit_on_error=False)
     def sweep_worker(self, request: SweepRequest) -> None:

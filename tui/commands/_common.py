@@ -24,6 +24,7 @@ from collectors import json_forms
 from collectors.errors import SpectopError
 from collectors.fmt import num, number_in
 from collectors.meters import METER_SPEC_HELP
+from collectors.proxy_server import listen_address
 
 DEFAULT_SERVER = "http://127.0.0.1:8080"
 SERVER_HELP = "base URL of llama-server, vLLM or SGLang"
@@ -148,6 +149,17 @@ def add_server_log_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_proxy_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--proxy",
+        type=listen_address,
+        default=None,
+        metavar="[HOST:]PORT",
+        help="also listen here (loopback unless HOST is given) and forward every request to the "
+        "server unchanged, showing each one with its drafted/accepted counts and gap tails",
+    )
+
+
 SHARED_OPTIONS = {
     "server": add_server_option,
     "api-key": add_api_key_option,
@@ -156,6 +168,7 @@ SHARED_OPTIONS = {
     "interval": add_interval_option,
     "results": add_results_option,
     "server-log": add_server_log_option,
+    "proxy": add_proxy_option,
 }
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from collectors import server_lifetime
 from collectors.errors import SpectopError
 from collectors.meters import sampling
+from collectors.proxy_server import check_port
 from collectors.servers import check_url
 from collectors.servers.auto import AutoCollector
 from tui.commands import _common as opts
@@ -32,7 +33,7 @@ EXIT_GRACE_S = 2.0  # after SIGTERM/SIGHUP, how long the app gets to end before 
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:
-    opts.add_options(parser, "server", "meter", "server-log")
+    opts.add_options(parser, "server", "meter", "server-log", "proxy")
     opts.add_arm_options(parser, "sweep arms (prefill the sweep dialog)")
     opts.add_options(parser, "interval", "results", "api-key")
 
@@ -50,6 +51,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         draft_cmd=args.draft_cmd,
         results_root=args.results,
         server_log=args.server_log,
+        proxy=args.proxy,
     )
 
 
@@ -104,4 +106,6 @@ def run(args: argparse.Namespace) -> int:
         settings = dataclasses.replace(settings, server_log_fd=take_stdin_pipe())
     elif settings.server_log and os.path.isdir(settings.server_log):
         raise SpectopError(f"--server-log {settings.server_log} is a directory", "give the server's log file")
+    if settings.proxy:
+        check_port(settings.proxy)  # said on the command line, not in the dashboard
     return run_dashboard(settings, args.meter)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from collectors.errors import SpectopError
 from collectors.launch import ServerProcess, is_void_draft
+from collectors.proxy_server import check_port
 from collectors.redact import scrub, secrets_in
 from tui.commands import _common as opts
 from tui.commands import dashboard
@@ -36,7 +37,7 @@ VOID_DRAFT = (
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:
-    opts.add_options(parser, "meter", "interval", "results", "api-key")
+    opts.add_options(parser, "meter", "interval", "results", "api-key", "proxy")
     parser.add_argument("server_cmd", nargs=argparse.REMAINDER, metavar="-- CMD", help="the server command")
 
 
@@ -68,12 +69,15 @@ def watch_settings(server: ServerProcess, args: argparse.Namespace) -> Settings:
         api_key=opts.api_key(args),
         results_root=args.results,
         server_log=str(server.log_path),
+        proxy=args.proxy,
         title=f"spectop watch {Path(server.argv[0]).name}",
     )
 
 
 def run(args: argparse.Namespace) -> int:
     argv = server_argv(args)
+    if args.proxy:
+        check_port(args.proxy)  # before the server starts: a taken port stops nothing half-started
     server = start_server(argv)
     try:
         print(f"spectop: {scrub(server.name, secrets_in(argv))} ready at {server.url}; log {server.log_path}")

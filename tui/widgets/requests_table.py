@@ -1,6 +1,7 @@
 """One row per request spectop can see: its own probes and sweep requests, the requests the server's
 log reported (`--server-log`), and the server's slots. The `who` column says where a row came from:
-`probe`/`sweep` (spectop's own), `log s<slot>` (the server's log) or `server` (a live slot)."""
+`probe`/`sweep` (spectop's own), `log s<slot>` (the server's log), `proxy` (a client's request through
+`--proxy`, which has gap tails) or `server` (a live slot)."""
 
 from __future__ import annotations
 
@@ -78,6 +79,8 @@ class RequestsTable(DataTable):
         source, _, detail = r.tag.partition(":")
         if source == "log":  # the server's log: which slot served it
             who = Text(f"log s{detail.removeprefix('slot ')}", style="green")
+        elif source == "proxy":  # a client's request through --proxy
+            who = Text("proxy", style="red" if r.error else "blue")
         else:
             who = Text(source or "client", style="red" if r.error else "")
         return [
