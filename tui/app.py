@@ -9,13 +9,13 @@ Repaints, not figures, are what the dashboard spends its CPU on. While polling r
 (every 0.5 s) go into the state at once but repaint the power and energy panels at most once per
 `LIVE_REPAINT_S`; a poll repaints them with everything else, a meter error or a pause at once, so
 what is shown is never more than a second behind. With polling off (tests, snapshots) every
-message repaints.
+message repaints. Several servers: a LiveState each, fed by the messages naming it (tui/fleet_app.py).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from textual import on
 from textual.app import SystemCommand
@@ -32,16 +32,16 @@ from collectors.sweep.events import IdleMeasured, PointDone, SweepEnded
 from collectors.verdict import void_warning
 from tui import messages
 from tui.config import Settings
+from tui.fleet import WatchedServer
+from tui.fleet_app import FleetApp
 from tui.screens.dashboard import DashboardScreen
-from tui.state import LiveState
 from tui.widgets.help_screen import HelpScreen
 from tui.widgets.sweep_dialog import SweepDialog, SweepRequest, arm_field
-from tui.workers import WorkingApp
 
 LIVE_REPAINT_S = 1.0  # the least time between two repaints of power and energy by meter reads
 
 
-class SpectopApp(WorkingApp):
+class SpectopApp(FleetApp):
     CSS_PATH = "app.tcss"
     TITLE = "spectop"
     BINDINGS = [
@@ -65,21 +65,23 @@ class SpectopApp(WorkingApp):
         on_sweep: Callable[[bool], None] | None = None,
         *,
         clock: Callable[[], float] = time.monotonic,
+        fleet: Sequence[WatchedServer] = (),
     ) -> None:
+        """One server (`collector`, `sampler`), or several (`fleet`, whose first is then shown first)."""
         super().__init__()
-        self.settings, self.collector, self.sampler = settings, collector, sampler
+        self.settings = settings
         self.on_sweep = on_sweep  # told when a sweep starts and ends (the demo pauses its traffic)
         self.title = settings.title
-        self.state = LiveState(settings.energy_window_s, sampler.meter.info if sampler else None)
-        self.meter_error: str | None = None
-        self._meter_t_s: float | None = None
+        one = [WatchedServer.of(settings.server_url, collector, sampler, settings.energy_window_s)]
+        self.servers = list(fleet) or one
+        self.selected = 0
         self._clock = clock
         self._live_painted_s: float | None = None  # when power and energy were last repainted
         self._live_stale = False  # the state holds readings the power and energy panels do not show yet
         self.log_records = LogRecords(settings.server_url)  # requests read from --server-log
 
     def get_default_screen(self) -> DashboardScreen:
-        return DashboardScreen(self.settings.server_url, self.sampler.meter.info if self.sampler else None)
+        return DashboardScreen(self.watched.url, self.meter_info(), [s.name for s in self.servers])
 
     def on_mount(self) -> None:
         self.on_resize()
@@ -88,7 +90,7 @@ class SpectopApp(WorkingApp):
             self.paint_live()
         if self.settings.poll:
             self.poll_server()
-            if self.sampler is not None:
+            if any(server.sampler is not None for server in self.servers):
                 self.set_interval(0.5, self.read_meter)
         if self.settings.server_log:
             self.follow_server_log()
@@ -103,8 +105,10 @@ class SpectopApp(WorkingApp):
     def on_server_polled(self, message: messages.ServerPolled) -> None:
         if not self.screen_stack:
             return  # torn down: a late message has nowhere to go
-        snap = message.snapshot
-        self.state.add_snapshot(snap)
+        self.servers[message.server].state.add_snapshot(snap := message.snapshot)
+        if message.server != self.selected:
+            self.show_fleet()
+            return
         with self.batch_update():
             warning = self.show_sources()
             self.main.show_snapshot(snap, self.state.drafting() or snap, self.state.tok_s, warning)
@@ -114,17 +118,19 @@ class SpectopApp(WorkingApp):
     def on_meter_read(self, message: messages.MeterRead) -> None:
         if not self.screen_stack:
             return
+        server = self.servers[message.server]
         for reading in message.readings:
-            self.state.add_reading(reading)
-        changed_error = message.error != self.meter_error
-        self.meter_error = message.error
+            server.state.add_reading(reading)
+        changed_error = message.error != server.meter_error
+        server.meter_error = message.error
         self._live_stale = self._live_stale or bool(message.readings)
+        shown = message.server == self.selected
         with self.batch_update():
-            if changed_error:
+            if changed_error and shown:
                 self.show_sources()
             if changed_error or self.live_paint_due():
                 self.paint_live()
-            if self.state.settle_attribution():  # records that waited for the meter to read past them
+            if server.state.settle_attribution() and shown:  # records the meter has now read past
                 self.main.show_records(self.state.records.values(), self.state.attribution())
 
     def on_probe_finished(self, message: messages.ProbeFinished) -> None:
@@ -196,7 +202,7 @@ class SpectopApp(WorkingApp):
 
     def sweep_ended(self) -> None:
         self.state.sweep_ended(time.monotonic())
-        self.main.show_energy(self.state.energy())
+        self.main.show_energy(self.energy())
         if self.on_sweep:
             self.on_sweep(False)
 
@@ -204,7 +210,7 @@ class SpectopApp(WorkingApp):
     def show_sources(self) -> str | None:
         """The source bar; returns the void-draft warning, which the drafting panel shows too."""
         s, state = self.settings, self.state
-        warning = void_warning(s.server_url, s.draft_url, s.draft_cmd, state.latest)
+        warning = void_warning(self.watched.url, s.draft_url, s.draft_cmd, state.latest)
         self.main.show_sources(state.latest, self.meter_error, state.paused, warning)
         return warning
 
@@ -218,7 +224,8 @@ class SpectopApp(WorkingApp):
         """Power and energy as the state has them now."""
         self._live_painted_s, self._live_stale = self._clock(), False
         self.show_power()
-        self.main.show_energy(self.state.energy())
+        self.main.show_energy(self.energy())
+        self.show_fleet()
 
     def show_power(self) -> None:
         power_w = self.state.power_w[-1] if self.state.power_w else None
@@ -245,7 +252,7 @@ class SpectopApp(WorkingApp):
         self.action_tab("sweep")
         self.main.set_sweep_running(True)
         self.state.sweep_started()
-        self.main.show_energy(self.state.energy())
+        self.main.show_energy(self.energy())
         if self.on_sweep:
             self.on_sweep(True)
         self.sweep_worker(request)
@@ -264,7 +271,7 @@ class SpectopApp(WorkingApp):
         self.run_probe()
 
     def action_pause(self) -> None:
-        self.state.paused = not self.state.paused
+        self.pause_all(not self.state.paused)
         self.show_sources()
         if self._live_stale:  # no poll or meter read comes while paused to show what arrived last
             self.paint_live()

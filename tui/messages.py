@@ -12,20 +12,22 @@ from collectors.sweep.events import SweepEvent
 
 
 class ServerPolled(Message):
-    """A server poll finished (successfully or not: see `snapshot.status`)."""
+    """A server poll finished (successfully or not: see `snapshot.status`); `server` is its number."""
 
-    def __init__(self, snapshot: ServerSnapshot) -> None:
+    def __init__(self, snapshot: ServerSnapshot, server: int = 0) -> None:
         super().__init__()
         self.snapshot = snapshot
+        self.server = server
 
 
 class MeterRead(Message):
-    """New meter readings since the last message (or the meter's failure)."""
+    """New meter readings since the last message (or the meter's failure), for server number `server`."""
 
-    def __init__(self, readings: list[MeterReading], error: str | None = None) -> None:
+    def __init__(self, readings: list[MeterReading], error: str | None = None, server: int = 0) -> None:
         super().__init__()
         self.readings = readings
         self.error = error
+        self.server = server
 
 
 class ProbeFinished(Message):

@@ -29,6 +29,7 @@ from collectors.servers.answers import error_snapshot
 from collectors.sweep.runner import run_sweep
 from tui import messages
 from tui.config import Settings
+from tui.fleet import WatchedServer
 from tui.state import LiveState
 from tui.widgets.sweep_dialog import SweepRequest
 
@@ -37,10 +38,25 @@ class WorkingApp(App[None]):
     """The workers of SpectopApp; it sets these attributes."""
 
     settings: Settings
-    collector: Any  # a ServerCollector, AutoCollector or a test fake: anything with poll()
-    sampler: Sampler | None
-    state: LiveState
-    _meter_t_s: float | None
+    servers: list[WatchedServer]  # one, or several in one dashboard
+    selected: int  # the server the panels show
+
+    @property
+    def watched(self) -> WatchedServer:
+        return self.servers[self.selected]
+
+    @property
+    def collector(self) -> Any:
+        """The shown server's collector: a ServerCollector, AutoCollector or a test fake (poll())."""
+        return self.watched.collector
+
+    @property
+    def sampler(self) -> Sampler | None:
+        return self.watched.sampler
+
+    @property
+    def state(self) -> LiveState:
+        return self.watched.state
 
     @work(exclusive=True, group="poll-server", exit_on_error=False)
     async def poll_server(self) -> None:
@@ -50,27 +66,39 @@ class WorkingApp(App[None]):
         while not worker.is_cancelled:
             started = time.monotonic()
             if not self.state.paused:
-                try:
-                    snapshot = await self.collector.poll()
-                except Exception as exc:  # one bad answer must not end polling
-                    snapshot = self.failed_poll(exc)
-                self.post_message(messages.ServerPolled(snapshot))
+                snapshots = await asyncio.gather(*(self._poll_one(i) for i in range(len(self.servers))))
+                for index, snapshot in enumerate(snapshots):
+                    self.post_message(messages.ServerPolled(snapshot, server=index))
             await asyncio.sleep(max(0.05, self.settings.interval_s - (time.monotonic() - started)))
 
-    def failed_poll(self, exc: Exception):
-        return error_snapshot(self.settings.server_url, getattr(self.collector, "backend", "unknown"), exc)
+    async def _poll_one(self, index: int):
+        try:
+            return await self.servers[index].collector.poll()
+        except Exception as exc:  # one bad answer must not end polling
+            return self.failed_poll(exc, index)
+
+    def failed_poll(self, exc: Exception, index: int = 0):
+        server = self.servers[index]
+        return error_snapshot(server.url, getattr(server.collector, "backend", "unknown"), exc)
 
     def read_meter(self) -> None:
-        """Hand new sampler readings to the handler; the sampler's own thread does the reading."""
-        if self.sampler is None or self.state.paused:
+        """Hand new sampler readings to the handler; the sampler's own thread does the reading.
+
+        A meter shared by several servers hands each of them its readings (tui/fleet.py splits the joules).
+        """
+        if self.state.paused:
             return
-        readings = self.sampler.readings(since_t_s=self._meter_t_s)
-        readings = [r for r in readings if self._meter_t_s is None or r.t_s > self._meter_t_s]
-        if readings:
-            self._meter_t_s = readings[-1].t_s
-        error = self.sampler.last_error if self.sampler.failed_ticks else None
-        # a remote meter's error may quote its exporter's page
-        self.post_message(messages.MeterRead(readings, printable(error) if error else None))
+        for index, server in enumerate(self.servers):
+            sampler = server.sampler
+            if sampler is None:
+                continue
+            readings = sampler.readings(since_t_s=server.meter_t_s)
+            readings = [r for r in readings if server.meter_t_s is None or r.t_s > server.meter_t_s]
+            if readings:
+                server.meter_t_s = readings[-1].t_s
+            error = sampler.last_error if sampler.failed_ticks else None
+            # a remote meter's error may quote its exporter's page
+            self.post_message(messages.MeterRead(readings, printable(error) if error else None, server=index))
 
     @work(exclusive=True, group="probe", exit_on_error=False)
     async def run_probe(self) -> None:
@@ -81,7 +109,7 @@ class WorkingApp(App[None]):
             async with make_client(self.settings.api_key, STREAM_TIMEOUT) as client:
                 record = await stream_request(
                     client,
-                    self.settings.server_url,
+                    self.watched.url,
                     spec,
                     busy_probe=getattr(self.collector, "busy_slots", None),
                     tag="probe",

@@ -49,11 +49,11 @@ def test_dashboard_options_alone_open_the_dashboard(monkeypatch):
     monkeypatch.setenv("SPECTOP_API_KEY", "from-env")
     for argv in (["--server", URL, "--meter", "none"], ["dashboard", "--server", URL, "--meter", "none"]):
         args = cli.parse(argv)
-        assert args.run is dashboard.run and (args.server, args.meter) == (URL, "none")
+        assert args.run is dashboard.run and (args.server, args.meter) == ([URL], ["none"])
         settings = dashboard.settings_from(args)
         assert (settings.server_url, settings.api_key) == (URL, "from-env")
     bare = cli.parse([])
-    assert bare.run is dashboard.run and (bare.server, bare.meter) == (DEFAULT_SERVER, "auto")
+    assert bare.run is dashboard.run and (bare.server, bare.meter) == ([DEFAULT_SERVER], ["auto"])
     # a results folder named like a command is the folder, not the command
     assert cli.parse(["--results", "report"]).results == Path("report")
     with pytest.raises(SystemExit) as stop:  # an option the dashboard lacks is an error, not dropped
@@ -69,11 +69,11 @@ def test_options_after_the_command_apply(monkeypatch):
     assert cli.parse(["doctor"]).run is doctor.run and cli.parse(["doctor"]).server is None
 
 
-# export's --server and --meter repeat (several servers in one exporter): their help says so
+# the dashboard's and export's --server and --meter repeat (several servers): their help says so
 SHARED = {
-    "--server": ("dashboard", "probe", "snapshot"),
+    "--server": ("probe", "snapshot"),
     "--api-key": ("dashboard", "export", "probe", "snapshot", "sweep"),
-    "--meter": ("dashboard", "doctor", "probe", "snapshot", "sweep"),
+    "--meter": ("doctor", "probe", "snapshot", "sweep"),
     "--json": ("doctor", "probe", "snapshot", "sweep"),
     "--results": ("dashboard", "sweep"),
     "--interval": ("dashboard", "export"),

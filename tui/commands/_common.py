@@ -45,6 +45,45 @@ def add_server_option(parser: argparse.ArgumentParser, *, optional: bool = False
         )
 
 
+class Repeated(argparse.Action):
+    """A repeatable option whose default is dropped, not added to, once the option is given."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        given = getattr(namespace, self.dest)
+        setattr(namespace, self.dest, [*([] if given is self.default else given), values])
+
+
+def add_servers_option(parser: argparse.ArgumentParser) -> None:
+    """`--server URL`, repeatable: several servers in one dashboard or exporter."""
+    parser.add_argument(
+        "--server",
+        action=Repeated,
+        default=[DEFAULT_SERVER],
+        metavar="URL",
+        help=f"{SERVER_HELP}; repeat for several (default {DEFAULT_SERVER})",
+    )
+
+
+def add_meters_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--meter",
+        action=Repeated,
+        default=["auto"],
+        metavar="SPEC",
+        help=f"{METER_SPEC_HELP}; once for all servers (shared: energy split by tokens) or once per server",
+    )
+
+
+def meters_for(servers: list[str], meters: list[str]) -> list[str]:
+    """The meter spec each server is read with: one for all, or one each, in order."""
+    if len(meters) == 1 or len(meters) == len(servers):
+        return meters
+    raise SpectopError(
+        f"{len(meters)} --meter for {len(servers)} --server",
+        "give one --meter for all servers (shared) or one per --server, in the same order",
+    )
+
+
 def add_api_key_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--api-key",
@@ -162,6 +201,8 @@ def add_proxy_option(parser: argparse.ArgumentParser) -> None:
 
 SHARED_OPTIONS = {
     "server": add_server_option,
+    "servers": add_servers_option,
+    "meters": add_meters_option,
     "api-key": add_api_key_option,
     "meter": add_meter_option,
     "json": add_json_option,

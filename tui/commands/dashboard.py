@@ -1,7 +1,9 @@
 """`spectop dashboard`, which `spectop` with no command (or with only these options) also runs.
 
 Builds settings, collector and meter, then runs the app. Textual is imported only here, when the
-dashboard starts, so the headless commands never load it.
+dashboard starts, so the headless commands never load it. Several servers (`--server` repeated, or
+`--config FILE`) get a summary table; their meters are read by `spectop export`'s rule (one
+`--meter` for all, shared, or one per server), each distinct meter opened once.
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ import argparse
 import dataclasses
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from pathlib import Path
 
 from collectors import server_lifetime
 from collectors.errors import SpectopError
@@ -19,7 +23,7 @@ from collectors.proxy_server import check_port
 from collectors.servers import check_url
 from collectors.servers.auto import AutoCollector
 from tui.commands import _common as opts
-from tui.config import Settings
+from tui.config import ServerSpec, Settings, read_fleet, short_name, unique
 
 NAME = "dashboard"
 HELP = "watch a server and a meter live, run sweeps (the default command)"
@@ -33,7 +37,14 @@ EXIT_GRACE_S = 2.0  # after SIGTERM/SIGHUP, how long the app gets to end before 
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:
-    opts.add_options(parser, "server", "meter", "server-log", "proxy")
+    opts.add_options(parser, "servers", "meters")
+    parser.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="a TOML file of servers to watch: [[server]] tables with name, url and meter",
+    )
+    opts.add_options(parser, "server-log", "proxy")
     opts.add_arm_options(parser, "sweep arms (prefill the sweep dialog)")
     opts.add_options(parser, "interval", "results", "api-key")
 
@@ -42,7 +53,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
     if args.interval <= 0:
         raise SpectopError(f"--interval must be positive, not {args.interval}", "e.g. --interval 1")
     return Settings(
-        server_url=check_url(args.server),
+        server_url=check_url(args.server[0]),
         interval_s=args.interval,
         api_key=opts.api_key(args),
         plain_url=args.plain,
@@ -53,6 +64,21 @@ def settings_from(args: argparse.Namespace) -> Settings:
         server_log=args.server_log,
         proxy=args.proxy,
     )
+
+
+def servers_from(args: argparse.Namespace) -> list[ServerSpec]:
+    """The servers to watch: --config's, else each --server with its --meter (shared or paired)."""
+    if args.config is not None:
+        if args.server != [opts.DEFAULT_SERVER] or args.meter != ["auto"]:
+            raise SpectopError(
+                "--config lists the servers and meters, and --server or --meter is given too",
+                "give the servers in the config file, or with --server and --meter",
+            )
+        return read_fleet(args.config)
+    urls = [check_url(url) for url in args.server]
+    meters = opts.meters_for(urls, args.meter)
+    each = meters * len(urls) if len(meters) == 1 else meters
+    return unique([ServerSpec(short_name(url), url, meter) for url, meter in zip(urls, each)])
 
 
 def take_stdin_pipe() -> int:
@@ -80,32 +106,68 @@ def run_dashboard(settings: Settings, meter_spec: str, on_sweep: Callable[[bool]
 
     collector = AutoCollector(settings.server_url, api_key=settings.api_key)
     with sampling(meter_spec) as sampler:
-        app = SpectopApp(settings, collector, sampler, on_sweep=on_sweep)
+        return run_app(SpectopApp(settings, collector, sampler, on_sweep=on_sweep))
 
-        def leave(signum: int) -> None:
-            # The sweep's servers are stopped already. End the app; and the process, should the app
-            # not end (Textual hangs writing to a terminal that has gone away).
-            watchdog = threading.Timer(EXIT_GRACE_S, os._exit, (128 + signum,))
-            watchdog.daemon = True
-            watchdog.start()
-            try:
-                app.call_from_thread(app.exit, return_code=128 + signum)
-            except RuntimeError:  # the app had ended on its own
-                pass
 
-        # SIGTERM, or SIGHUP from a closed terminal, stop the servers a sweep started (on the
-        # sweep's worker thread, where no handler can be installed) and end the app cleanly
-        with server_lifetime.on_terminate(leave):
-            app.run()
+def run_fleet(settings: Settings, servers: Sequence[ServerSpec]) -> int:
+    """The dashboard of several servers: one sampler per distinct meter, shared by the servers naming it."""
+    from tui.app import SpectopApp
+    from tui.fleet import WatchedServer
+
+    with ExitStack() as stack:
+        opened = {
+            spec: stack.enter_context(sampling(spec)) for spec in dict.fromkeys(s.meter for s in servers)
+        }
+        fleet = [
+            WatchedServer.of(
+                s.url,
+                AutoCollector(s.url, api_key=settings.api_key),
+                opened[s.meter],
+                settings.energy_window_s,
+                name=s.name,
+            )
+            for s in servers
+        ]
+        return run_app(SpectopApp(settings, None, None, fleet=fleet))
+
+
+def run_app(app) -> int:
+    """Run the app until it ends, or until SIGTERM or SIGHUP end it."""
+
+    def leave(signum: int) -> None:
+        # The sweep's servers are stopped already. End the app; and the process, should the app
+        # not end (Textual hangs writing to a terminal that has gone away).
+        watchdog = threading.Timer(EXIT_GRACE_S, os._exit, (128 + signum,))
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            app.call_from_thread(app.exit, return_code=128 + signum)
+        except RuntimeError:  # the app had ended on its own
+            pass
+
+    # SIGTERM, or SIGHUP from a closed terminal, stop the servers a sweep started (on the
+    # sweep's worker thread, where no handler can be installed) and end the app cleanly
+    with server_lifetime.on_terminate(leave):
+        app.run()
     return app.return_code or 0
 
 
 def run(args: argparse.Namespace) -> int:
+    servers = servers_from(args)
     settings = settings_from(args)
+    if len(servers) > 1:
+        if settings.server_log:
+            raise SpectopError(
+                "--server-log follows one server's log", "watch one --server with --server-log"
+            )
+        if settings.proxy:
+            raise SpectopError("--proxy forwards to one server", "watch one --server with --proxy")
+        return run_fleet(dataclasses.replace(settings, server_url=servers[0].url), servers)
+    settings = dataclasses.replace(settings, server_url=servers[0].url)
     if settings.server_log == "-":
         settings = dataclasses.replace(settings, server_log_fd=take_stdin_pipe())
     elif settings.server_log and os.path.isdir(settings.server_log):
         raise SpectopError(f"--server-log {settings.server_log} is a directory", "give the server's log file")
     if settings.proxy:
         check_port(settings.proxy)  # said on the command line, not in the dashboard
-    return run_dashboard(settings, args.meter)
+    return run_dashboard(settings, servers[0].meter)

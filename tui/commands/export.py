@@ -19,7 +19,7 @@ from prometheus_client.registry import CollectorRegistry
 
 from collectors.errors import SpectopError
 from collectors.exporter import SpectopExporter
-from collectors.meters import METER_SPEC_HELP, sampling
+from collectors.meters import sampling
 from collectors.servers import check_url
 from collectors.servers.auto import AutoCollector
 from collectors.sweep.textfile import SweepSeries, saved_summary
@@ -33,29 +33,8 @@ DESCRIPTION = (
 )
 
 
-class Repeated(argparse.Action):
-    """A repeatable option whose default is dropped, not added to, once the option is given."""
-
-    def __call__(self, parser, namespace, values, option_string=None) -> None:
-        given = getattr(namespace, self.dest)
-        setattr(namespace, self.dest, [*([] if given is self.default else given), values])
-
-
 def add_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--server",
-        action=Repeated,
-        default=[opts.DEFAULT_SERVER],
-        metavar="URL",
-        help=f"{opts.SERVER_HELP}; repeat for several (default {opts.DEFAULT_SERVER})",
-    )
-    parser.add_argument(
-        "--meter",
-        action=Repeated,
-        default=["auto"],
-        metavar="SPEC",
-        help=f"{METER_SPEC_HELP}; once for all servers (shared: energy split by tokens) or once per server",
-    )
+    opts.add_options(parser, "servers", "meters")
     parser.add_argument(
         "--listen",
         default="127.0.0.1:9464",
@@ -86,22 +65,12 @@ def parse_listen(text: str) -> tuple[str, int]:
     return host or "127.0.0.1", int(port)
 
 
-def meters_for(servers: list[str], meters: list[str]) -> list[str]:
-    """The meter spec each server is read with: one for all, or one each, in order."""
-    if len(meters) == 1 or len(meters) == len(servers):
-        return meters
-    raise SpectopError(
-        f"{len(meters)} --meter for {len(servers)} --server",
-        "give one --meter for all servers (shared) or one per --server, in the same order",
-    )
-
-
 def run(args: argparse.Namespace) -> int:
     host, port = parse_listen(args.listen)
     urls = [check_url(url) for url in args.server]
     if len(set(urls)) < len(urls):
         raise SpectopError("the same --server is given twice", "name each server once")
-    specs = meters_for(urls, args.meter)
+    specs = opts.meters_for(urls, args.meter)
     summary = saved_summary(args.sweep) if args.sweep else None
     with ExitStack() as stack:
         # one sampler per distinct meter: servers named with the same meter share it (and its joules)

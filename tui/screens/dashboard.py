@@ -1,5 +1,9 @@
 """The dashboard screen: the source bar, the four live panels and the tabs, redrawn piece by piece.
 
+Watching several servers, a summary table with a row per server comes first; the source bar,
+panels and tabs below it show the server picked there (`select_server`). With one server there is
+no table and the screen is the single-server one.
+
 The App routes (it owns the state and the message handlers); this screen renders. It holds typed
 references to its children and has one `show_*` method per kind of change, so a meter read redraws
 the power and energy panels and never the requests table, and a poll never rebuilds the latency
@@ -21,11 +25,13 @@ from collectors.request_record import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep import events
 from collectors.verdict import LiveEnergy
+from tui.fleet import ServerRow
 from tui.widgets.drafting_panel import DraftingPanel, DraftingView
 from tui.widgets.energy_panel import EnergyPanel
 from tui.widgets.latency_panel import LatencyPanel, LatencyView
 from tui.widgets.power_panel import PowerPanel, PowerView
 from tui.widgets.requests_table import RequestsTable
+from tui.widgets.servers_table import ServersTable
 from tui.widgets.source_bar import SourceBar, SourceView
 from tui.widgets.sweep_panel import SweepPanel
 from tui.widgets.throughput_panel import ThroughputPanel, ThroughputView
@@ -37,9 +43,11 @@ SPARKLINE_POINTS = 120
 class DashboardScreen(Screen[None]):
     """The main screen: what the App shows, one `show_*` call per kind of change."""
 
-    def __init__(self, server_url: str, meter: MeterInfo | None) -> None:
+    def __init__(self, server_url: str, meter: MeterInfo | None, fleet_names: Sequence[str] = ()) -> None:
         super().__init__()
         self.server_url, self.meter = server_url, meter
+        # several servers: their summary table; one: none, and the screen is the single-server one
+        self.servers_table = ServersTable(fleet_names, id="servers") if len(fleet_names) > 1 else None
         self.source_bar = SourceBar(id="source-bar")
         self.power_panel = PowerPanel(id="power")
         self.throughput_panel = ThroughputPanel(id="throughput")
@@ -52,6 +60,8 @@ class DashboardScreen(Screen[None]):
         self._sweep_total = 0  # points in the running sweep's schedule, refinement included
 
     def compose(self) -> ComposeResult:
+        if self.servers_table is not None:
+            yield self.servers_table
         yield self.source_bar
         with Grid(id="panels"):
             yield self.power_panel
@@ -66,6 +76,20 @@ class DashboardScreen(Screen[None]):
             with TabPane("Sweep", id="sweep"):
                 yield self.sweep_panel
         yield Footer()
+
+    def on_mount(self) -> None:
+        if self.servers_table is not None:
+            self.servers_table.focus()  # arrows and Enter pick a server from the start
+
+    # -- several servers -----------------------------------------------------------------------------
+    def show_servers(self, rows: Sequence[ServerRow], selected: int) -> None:
+        """The summary table's rows (a dashboard of several servers only)."""
+        if self.servers_table is not None:
+            self.servers_table.show(rows, selected)
+
+    def select_server(self, server_url: str, meter: MeterInfo | None) -> None:
+        """The source bar and panels now show this server; the App then shows its figures."""
+        self.server_url, self.meter = server_url, meter
 
     # -- live figures ------------------------------------------------------------------------------
     def show_sources(
