@@ -5,8 +5,9 @@ server's URL, the meter's identity and the monotonic time the recording started 
 later line is `{"t": seconds since t0, "kind": ..., ...}`, one of:
 - `poll`: a ServerSnapshot (`json_forms.snapshot_dict`, plus `taken_at_s`);
 - `meter`: readings as `[t_s, energy_j, power_w, fault]` and the meter's error;
-- `request`: a RequestRecord with its stream events as `[t_s, n_tokens, step_key]`;
-- `sweep`: a sweep event; a finished point's records come as their own `request` lines.
+- `requests`: the RequestRecords the app took in at once (as a live table shows them), each with
+  its stream events as `[t_s, n_tokens, step_key]`;
+- `sweep`: a sweep event; a finished point's records come as their own `requests` line.
 Times inside the objects stay on the recording process's monotonic clock, so they stay
 consistent with each other in a replay.
 
@@ -77,7 +78,7 @@ def meter_form(readings: Sequence[MeterReading], error: str | None) -> dict[str,
 def request_form(record: RequestRecord) -> dict[str, Any]:
     body = asdict(record)
     body["events"] = [[e.t_s, e.n_tokens, e.step_key] for e in record.events]
-    return {"kind": "request", **body}
+    return body
 
 
 def sweep_form(event: events.SweepEvent) -> dict[str, Any]:
@@ -143,8 +144,9 @@ class Recorder:
         self._put(meter_form(readings, error))
 
     def requests(self, records: Iterable[RequestRecord]) -> None:
-        for record in records:
-            self._put(request_form(record))
+        forms = [request_form(r) for r in records]
+        if forms:
+            self._put({"kind": "requests", "records": forms})
 
     def sweep(self, event: events.SweepEvent) -> None:
         self._put(sweep_form(event))

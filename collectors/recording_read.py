@@ -33,7 +33,12 @@ class MeterEntry:
     error: str | None
 
 
-Payload = ServerSnapshot | MeterEntry | RequestRecord | events.SweepEvent
+@dataclass(frozen=True, slots=True)
+class RequestsEntry:
+    records: tuple[RequestRecord, ...]  # taken in by the app at once
+
+
+Payload = ServerSnapshot | MeterEntry | RequestsEntry | events.SweepEvent
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,8 +119,8 @@ def decode(body: dict[str, Any]) -> Payload:
     if kind == "meter":
         readings = tuple(MeterReading(t, e, p, fault) for t, e, p, fault in body["readings"])
         return MeterEntry(readings, body.get("error"))
-    if kind == "request":
-        return record_of(body)
+    if kind == "requests":
+        return RequestsEntry(tuple(record_of(r) for r in body["records"]))
     if kind == "sweep":
         return sweep_event_of(body)
     raise KeyError(kind)

@@ -19,7 +19,7 @@ from typing import Any
 from collectors import ledger
 from collectors.attribution import AttributionBook
 from collectors.meters import MeterReading
-from collectors.recording_read import MeterEntry, Recording
+from collectors.recording_read import MeterEntry, Recording, RequestsEntry
 from collectors.request_record import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
 
@@ -34,8 +34,9 @@ def summarize_recording(recording: Recording) -> dict[str, Any]:
     )
     records: dict[str, RequestRecord] = {}
     for e in recording.entries:
-        if isinstance(e.payload, RequestRecord):
-            records[e.payload.request_id] = e.payload  # a later record of one id replaces it, as live
+        if isinstance(e.payload, RequestsEntry):
+            for record in e.payload.records:  # a later record of one id replaces it, as live
+                records[record.request_id] = record
     return {
         "schema": RECORDING_SUMMARY_SCHEMA,
         "server_url": recording.server_url,

@@ -26,7 +26,8 @@ from textual.worker import Worker, WorkerState
 
 from collectors.fmt import num, pct, printable
 from collectors.log_requests import LogRecords
-from collectors.meters import Sampler
+from collectors.meters import MeterInfo, Sampler
+from collectors.recording import Recorder
 from collectors.sweep.events import IdleMeasured, PointDone, SweepEnded
 from collectors.verdict import void_warning
 from tui import messages
@@ -64,12 +65,17 @@ class SpectopApp(WorkingApp):
         on_sweep: Callable[[bool], None] | None = None,
         *,
         clock: Callable[[], float] = time.monotonic,
+        recorder: Recorder | None = None,
+        meter_info: MeterInfo | None = None,
     ) -> None:
         super().__init__()
         self.settings, self.collector, self.sampler = settings, collector, sampler
         self.on_sweep = on_sweep  # told when a sweep starts and ends (the demo pauses its traffic)
         self.title = settings.title
-        self.state = LiveState(settings.energy_window_s, sampler.meter.info if sampler else None)
+        # a replay shows a recorded meter without opening one
+        self.meter_info = meter_info or (sampler.meter.info if sampler else None)
+        self.recorder = recorder  # --record: every handler below writes what it was given
+        self.state = LiveState(settings.energy_window_s, self.meter_info)
         self.meter_error: str | None = None
         self._meter_t_s: float | None = None
         self._clock = clock
@@ -78,7 +84,7 @@ class SpectopApp(WorkingApp):
         self.log_records = LogRecords(settings.server_url)  # requests read from --server-log
 
     def get_default_screen(self) -> DashboardScreen:
-        return DashboardScreen(self.settings.server_url, self.sampler.meter.info if self.sampler else None)
+        return DashboardScreen(self.settings.server_url, self.meter_info)
 
     def on_mount(self) -> None:
         self.on_resize()
@@ -101,6 +107,8 @@ class SpectopApp(WorkingApp):
         if not self.screen_stack:
             return  # torn down: a late message has nowhere to go
         snap = message.snapshot
+        if self.recorder:
+            self.recorder.poll(snap)
         self.state.add_snapshot(snap)
         with self.batch_update():
             warning = self.show_sources()
@@ -111,9 +119,11 @@ class SpectopApp(WorkingApp):
     def on_meter_read(self, message: messages.MeterRead) -> None:
         if not self.screen_stack:
             return
+        changed_error = message.error != self.meter_error
+        if self.recorder and (message.readings or changed_error):
+            self.recorder.meter(message.readings, message.error)
         for reading in message.readings:
             self.state.add_reading(reading)
-        changed_error = message.error != self.meter_error
         self.meter_error = message.error
         self._live_stale = self._live_stale or bool(message.readings)
         with self.batch_update():
@@ -149,6 +159,8 @@ class SpectopApp(WorkingApp):
         if not self.screen_stack:
             return
         event = message.event
+        if self.recorder:
+            self.recorder.sweep(event)  # a finished point's records are recorded by add_records
         with self.batch_update():
             self.main.show_sweep_event(event)
             if isinstance(event, IdleMeasured):
@@ -169,6 +181,10 @@ class SpectopApp(WorkingApp):
                 )
 
     def add_records(self, records: Iterable) -> None:
+        """Every request record reaches the state here: own, logged and a sweep's."""
+        records = list(records)
+        if self.recorder:
+            self.recorder.requests(records)
         for record in records:
             self.state.add_record(record)
         if self.screen_stack:

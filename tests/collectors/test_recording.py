@@ -12,7 +12,7 @@ from collectors import json_forms
 from collectors.errors import SpectopError
 from collectors.meters import MeterReading
 from collectors.recording import Recorder, rotated_path
-from collectors.recording_read import MeterEntry, is_recording, read_recording
+from collectors.recording_read import MeterEntry, RequestsEntry, is_recording, read_recording
 from collectors.recording_summary import summarize_recording
 from collectors.sweep.arms import ArmSpec
 from collectors.sweep.events import SweepStarted
@@ -55,8 +55,8 @@ def test_a_recording_reads_back_as_what_was_recorded(tmp_path):
     assert [json_forms.snapshot_dict(s) for s in payloads[:3]] == [json_forms.snapshot_dict(s) for s in snaps]
     assert [s.taken_at_s for s in payloads[:3]] == [s.taken_at_s for s in snaps]
     assert payloads[3] == MeterEntry(tuple(readings), "meter hiccup")
-    assert payloads[4:6] == records  # stream events, latency and counts: the detail view's data
-    sweep = payloads[6:]
+    assert payloads[4] == RequestsEntry(tuple(records))  # with events, latency: the detail view's data
+    sweep = payloads[5:]
     assert [type(e) for e in sweep] == [type(e) for e in events]
     assert sweep[0].schedule == events[0].schedule
     done = [e for e in sweep if type(e).__name__ == "PointDone"]
@@ -91,7 +91,7 @@ def test_a_recording_rotates_past_its_cap_and_each_part_replays(tmp_path):
     assert old.exists()
     assert path.stat().st_size <= 20_000 and old.stat().st_size <= 20_000
     new_part, old_part = read_recording(path), read_recording(old)
-    ids = [e.payload.request_id for e in old_part.entries + new_part.entries]
+    ids = [r.request_id for e in old_part.entries + new_part.entries for r in e.payload.records]
     assert ids == [f"r{i}" for i in range(40 - len(ids), 40)]  # the newest kept, in order
     assert not rotated_path(old).exists()  # one older part only: at most twice the cap on disk
 

@@ -148,6 +148,17 @@ def add_server_log_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_record_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--record",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="write every poll, meter reading, request and sweep event to FILE as JSON lines "
+        "(64 MiB, then FILE.1; no API key); play it back with spectop replay FILE",
+    )
+
+
 SHARED_OPTIONS = {
     "server": add_server_option,
     "api-key": add_api_key_option,
@@ -156,6 +167,7 @@ SHARED_OPTIONS = {
     "interval": add_interval_option,
     "results": add_results_option,
     "server-log": add_server_log_option,
+    "record": add_record_option,
 }
 
 

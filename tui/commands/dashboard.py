@@ -9,12 +9,16 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import shlex
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 from collectors import server_lifetime
 from collectors.errors import SpectopError
 from collectors.meters import sampling
+from collectors.recording import Recorder
+from collectors.redact import secrets_in
 from collectors.servers import check_url
 from collectors.servers.auto import AutoCollector
 from tui.commands import _common as opts
@@ -32,7 +36,7 @@ EXIT_GRACE_S = 2.0  # after SIGTERM/SIGHUP, how long the app gets to end before 
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:
-    opts.add_options(parser, "server", "meter", "server-log")
+    opts.add_options(parser, "server", "meter", "server-log", "record")
     opts.add_arm_options(parser, "sweep arms (prefill the sweep dialog)")
     opts.add_options(parser, "interval", "results", "api-key")
 
@@ -73,12 +77,37 @@ def take_stdin_pipe() -> int:
     return pipe_fd
 
 
-def run_dashboard(settings: Settings, meter_spec: str, on_sweep: Callable[[bool], None] | None = None) -> int:
+def recording_secrets(settings: Settings) -> list[str]:
+    """What a recording must never hold: the API key, and any secret inside a sweep arm's command."""
+    words: list[str] = []
+    for command in (settings.plain_cmd, settings.draft_cmd):
+        try:
+            words += shlex.split(command or "")
+        except ValueError:  # unbalanced quotes: the sweep says so; its words still count
+            words += (command or "").split()
+    return [s for s in [settings.api_key, *secrets_in(words)] if s]
+
+
+def run_dashboard(
+    settings: Settings,
+    meter_spec: str,
+    on_sweep: Callable[[bool], None] | None = None,
+    record: Path | None = None,
+) -> int:
     from tui.app import SpectopApp  # Textual loads only for the dashboard
 
     collector = AutoCollector(settings.server_url, api_key=settings.api_key)
     with sampling(meter_spec) as sampler:
-        app = SpectopApp(settings, collector, sampler, on_sweep=on_sweep)
+        recorder = None
+        if record is not None:
+            recorder = Recorder(
+                record,
+                server_url=settings.server_url,
+                meter=sampler.meter.info if sampler else None,
+                title=settings.title,
+                secrets=recording_secrets(settings),
+            )
+        app = SpectopApp(settings, collector, sampler, on_sweep=on_sweep, recorder=recorder)
 
         def leave(signum: int) -> None:
             # The sweep's servers are stopped already. End the app; and the process, should the app
@@ -93,8 +122,12 @@ def run_dashboard(settings: Settings, meter_spec: str, on_sweep: Callable[[bool]
 
         # SIGTERM, or SIGHUP from a closed terminal, stop the servers a sweep started (on the
         # sweep's worker thread, where no handler can be installed) and end the app cleanly
-        with server_lifetime.on_terminate(leave):
-            app.run()
+        try:
+            with server_lifetime.on_terminate(leave):
+                app.run()
+        finally:
+            if recorder is not None:
+                recorder.close()
     return app.return_code or 0
 
 
@@ -104,4 +137,4 @@ def run(args: argparse.Namespace) -> int:
         settings = dataclasses.replace(settings, server_log_fd=take_stdin_pipe())
     elif settings.server_log and os.path.isdir(settings.server_log):
         raise SpectopError(f"--server-log {settings.server_log} is a directory", "give the server's log file")
-    return run_dashboard(settings, args.meter)
+    return run_dashboard(settings, args.meter, record=args.record)
