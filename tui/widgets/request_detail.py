@@ -75,11 +75,11 @@ class StepTokens(PlotextPlot):
         plt.title("tokens per verify step (step 0: prefill)")
         sizes = self.record.latency.burst_sizes if self.record.latency.events else ()
         if sizes:
-            steps = list(range(len(sizes)))
-            plt.plot(steps, list(sizes), color="green", marker="hd")
+            steps = [float(i) for i in range(len(sizes))]
+            plt.plot(steps, [float(n) for n in sizes], color="green", marker="hd")
             every = max(1, len(steps) // 8)  # a fixed few ticks: plotext's own move with the width
-            plt.xticks(steps[::every])
-            plt.yticks(sorted(set(sizes)))
+            plt.xticks(steps[::every], [f"{x:.0f}" for x in steps[::every]])
+            plt.yticks([float(n) for n in sorted(set(sizes))], [str(n) for n in sorted(set(sizes))])
         else:
             plt.text("no stream events: the server's log gives counts only", 0, 0)
         self.refresh()
