@@ -66,16 +66,13 @@ class SpectopApp(WorkingApp):
         *,
         clock: Callable[[], float] = time.monotonic,
         recorder: Recorder | None = None,
-        meter_info: MeterInfo | None = None,
     ) -> None:
         super().__init__()
         self.settings, self.collector, self.sampler = settings, collector, sampler
         self.on_sweep = on_sweep  # told when a sweep starts and ends (the demo pauses its traffic)
         self.title = settings.title
-        # a replay shows a recorded meter without opening one
-        self.meter_info = meter_info or (sampler.meter.info if sampler else None)
         self.recorder = recorder  # --record: every handler below writes what it was given
-        self.state = LiveState(settings.energy_window_s, self.meter_info)
+        self.state = LiveState(settings.energy_window_s, self.meter_info())
         self.meter_error: str | None = None
         self._meter_t_s: float | None = None
         self._clock = clock
@@ -83,8 +80,11 @@ class SpectopApp(WorkingApp):
         self._live_stale = False  # the state holds readings the power and energy panels do not show yet
         self.log_records = LogRecords(settings.server_url)  # requests read from --server-log
 
+    def meter_info(self) -> MeterInfo | None:
+        return self.sampler.meter.info if self.sampler else None
+
     def get_default_screen(self) -> DashboardScreen:
-        return DashboardScreen(self.settings.server_url, self.meter_info)
+        return DashboardScreen(self.settings.server_url, self.meter_info())
 
     def on_mount(self) -> None:
         self.on_resize()
@@ -181,8 +181,7 @@ class SpectopApp(WorkingApp):
                 )
 
     def add_records(self, records: Iterable) -> None:
-        """Every request record reaches the state here: own, logged and a sweep's."""
-        records = list(records)
+        records = list(records)  # every record reaches the state here: own, logged, a sweep's
         if self.recorder:
             self.recorder.requests(records)
         for record in records:

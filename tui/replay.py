@@ -21,6 +21,7 @@ from textual.binding import Binding
 from textual.widgets import Footer, Static
 
 from collectors.log_requests import LogRecords
+from collectors.meters import MeterInfo
 from collectors.recording_read import Entry, MeterEntry, Recording, RequestsEntry
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep import events
@@ -52,8 +53,8 @@ class ReplayApp(SpectopApp):
         settings = Settings(
             server_url=recording.server_url, title=f"spectop replay {recording.path.name}", poll=False
         )
-        super().__init__(settings, None, None, clock=clock, meter_info=recording.meter)
-        self.recording = recording
+        self.recording = recording  # before the app's own setup, which asks for the meter's info
+        super().__init__(settings, None, None, clock=clock)
         self.speed = speed
         self.position_s = 0.0
         self.playing = True
@@ -70,6 +71,9 @@ class ReplayApp(SpectopApp):
 
     def mount_replay_bar(self) -> None:
         self.main.mount(self.replay_bar, before=self.main.query_one(Footer))
+
+    def meter_info(self) -> MeterInfo | None:
+        return self.recording.meter  # shown as recorded; no meter is opened
 
     # -- the replay clock ------------------------------------------------------------------------
     def tick(self) -> None:
@@ -92,7 +96,7 @@ class ReplayApp(SpectopApp):
         self.show_position()
 
     def restart(self) -> None:
-        self.state = LiveState(self.settings.energy_window_s, self.meter_info)
+        self.state = LiveState(self.settings.energy_window_s, self.meter_info())
         self.state.paused = not self.playing
         self.log_records = LogRecords(self.settings.server_url)
         self.meter_error = None
