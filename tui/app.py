@@ -28,6 +28,7 @@ from collectors.fmt import num, pct, printable
 from collectors.log_requests import LogRecords
 from collectors.meters import Sampler
 from collectors.proxy_record import with_busy
+from collectors.recording import Recorder
 from collectors.sweep.events import IdleMeasured, PointDone, SweepEnded
 from collectors.verdict import void_warning
 from tui import messages
@@ -66,6 +67,7 @@ class SpectopApp(FleetApp):
         *,
         clock: Callable[[], float] = time.monotonic,
         fleet: Sequence[WatchedServer] = (),
+        recorder: Recorder | None = None,
     ) -> None:
         """One server (`collector`, `sampler`), or several (`fleet`, whose first is then shown first)."""
         super().__init__()
@@ -75,6 +77,7 @@ class SpectopApp(FleetApp):
         one = [WatchedServer.of(settings.server_url, collector, sampler, settings.energy_window_s)]
         self.servers = list(fleet) or one
         self.selected = 0
+        self.recorder = recorder  # --record (one server): every handler below writes what it was given
         self._clock = clock
         self._live_painted_s: float | None = None  # when power and energy were last repainted
         self._live_stale = False  # the state holds readings the power and energy panels do not show yet
@@ -105,6 +108,8 @@ class SpectopApp(FleetApp):
     def on_server_polled(self, message: messages.ServerPolled) -> None:
         if not self.screen_stack:
             return  # torn down: a late message has nowhere to go
+        if self.recorder:
+            self.recorder.poll(message.snapshot)
         self.servers[message.server].state.add_snapshot(snap := message.snapshot)
         if message.server != self.selected:
             self.show_fleet()
@@ -119,9 +124,11 @@ class SpectopApp(FleetApp):
         if not self.screen_stack:
             return
         server = self.servers[message.server]
+        changed_error = message.error != server.meter_error
+        if self.recorder and (message.readings or changed_error):
+            self.recorder.meter(message.readings, message.error)
         for reading in message.readings:
             server.state.add_reading(reading)
-        changed_error = message.error != server.meter_error
         server.meter_error = message.error
         self._live_stale = self._live_stale or bool(message.readings)
         shown = message.server == self.selected
@@ -164,6 +171,8 @@ class SpectopApp(FleetApp):
         if not self.screen_stack:
             return
         event = message.event
+        if self.recorder:
+            self.recorder.sweep(event)  # a finished point's records are recorded by add_records
         with self.batch_update():
             self.main.show_sweep_event(event)
             if isinstance(event, IdleMeasured):
@@ -184,6 +193,9 @@ class SpectopApp(FleetApp):
                 )
 
     def add_records(self, records: Iterable) -> None:
+        records = list(records)  # every record reaches the state here: own, logged, proxied, a sweep's
+        if self.recorder:
+            self.recorder.requests(records)
         for record in records:
             self.state.add_record(record)
         if self.screen_stack:

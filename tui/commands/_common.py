@@ -199,6 +199,17 @@ def add_proxy_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_record_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--record",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="write every poll, meter reading, request and sweep event to FILE as JSON lines "
+        "(64 MiB, then FILE.1; no API key); play it back with spectop replay FILE",
+    )
+
+
 SHARED_OPTIONS = {
     "server": add_server_option,
     "servers": add_servers_option,
@@ -210,6 +221,7 @@ SHARED_OPTIONS = {
     "results": add_results_option,
     "server-log": add_server_log_option,
     "proxy": add_proxy_option,
+    "record": add_record_option,
 }
 
 

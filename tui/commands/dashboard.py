@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import shlex
 import threading
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
@@ -20,6 +21,8 @@ from collectors import server_lifetime
 from collectors.errors import SpectopError
 from collectors.meters import sampling
 from collectors.proxy_server import check_port
+from collectors.recording import Recorder
+from collectors.redact import secrets_in
 from collectors.servers import check_url
 from collectors.servers.auto import AutoCollector
 from tui.commands import _common as opts
@@ -44,7 +47,7 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="a TOML file of servers to watch: [[server]] tables with name, url and meter",
     )
-    opts.add_options(parser, "server-log", "proxy")
+    opts.add_options(parser, "server-log", "proxy", "record")
     opts.add_arm_options(parser, "sweep arms (prefill the sweep dialog)")
     opts.add_options(parser, "interval", "results", "api-key")
 
@@ -101,12 +104,41 @@ def take_stdin_pipe() -> int:
     return pipe_fd
 
 
-def run_dashboard(settings: Settings, meter_spec: str, on_sweep: Callable[[bool], None] | None = None) -> int:
+def recording_secrets(settings: Settings) -> list[str]:
+    """What a recording must never hold: the API key, and any secret inside a sweep arm's command."""
+    words: list[str] = []
+    for command in (settings.plain_cmd, settings.draft_cmd):
+        try:
+            words += shlex.split(command or "")
+        except ValueError:  # unbalanced quotes: the sweep says so; its words still count
+            words += (command or "").split()
+    return [s for s in [settings.api_key, *secrets_in(words)] if s]
+
+
+def run_dashboard(
+    settings: Settings,
+    meter_spec: str,
+    on_sweep: Callable[[bool], None] | None = None,
+    record: Path | None = None,
+) -> int:
     from tui.app import SpectopApp  # Textual loads only for the dashboard
 
     collector = AutoCollector(settings.server_url, api_key=settings.api_key)
     with sampling(meter_spec) as sampler:
-        return run_app(SpectopApp(settings, collector, sampler, on_sweep=on_sweep))
+        recorder = None
+        if record is not None:
+            recorder = Recorder(
+                record,
+                server_url=settings.server_url,
+                meter=sampler.meter.info if sampler else None,
+                title=settings.title,
+                secrets=recording_secrets(settings),
+            )
+        try:
+            return run_app(SpectopApp(settings, collector, sampler, on_sweep=on_sweep, recorder=recorder))
+        finally:
+            if recorder is not None:
+                recorder.close()
 
 
 def run_fleet(settings: Settings, servers: Sequence[ServerSpec]) -> int:
@@ -162,6 +194,8 @@ def run(args: argparse.Namespace) -> int:
             )
         if settings.proxy:
             raise SpectopError("--proxy forwards to one server", "watch one --server with --proxy")
+        if args.record:
+            raise SpectopError("--record records one server", "watch one --server with --record")
         return run_fleet(dataclasses.replace(settings, server_url=servers[0].url), servers)
     settings = dataclasses.replace(settings, server_url=servers[0].url)
     if settings.server_log == "-":
@@ -170,4 +204,4 @@ def run(args: argparse.Namespace) -> int:
         raise SpectopError(f"--server-log {settings.server_log} is a directory", "give the server's log file")
     if settings.proxy:
         check_port(settings.proxy)  # said on the command line, not in the dashboard
-    return run_dashboard(settings, servers[0].meter)
+    return run_dashboard(settings, servers[0].meter, record=args.record)

@@ -110,6 +110,7 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="tokens per demo request (default 128)",
     )
+    opts.add_options(parser, "record")
     parser.add_argument(
         "--duration",
         type=opts.seconds("--duration", 0.0, 365 * opts.MAX_SECONDS, 60.0),
@@ -163,6 +164,11 @@ def _signals_as_interrupt() -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.record is not None and (args.screenshots or args.llama or args.serve_only or args.no_ui):
+        raise SpectopError(
+            "demo: --record records the demo's dashboard",
+            "drop --screenshots, --llama, --serve-only and --no-ui",
+        )
     if args.screenshots is not None:
         from tui.screenshots import capture
 
@@ -297,11 +303,17 @@ def _dashboard(sim: Simulator, args: argparse.Namespace) -> int:
         title="spectop demo",
     )
     # a few idle seconds first, so the dashboard measures the idle baseline before the traffic
-    return dashboard_with_traffic(settings, f"dcgm={sim.meter_page_url}", traffic, IDLE_FIRST_S)
+    return dashboard_with_traffic(
+        settings, f"dcgm={sim.meter_page_url}", traffic, IDLE_FIRST_S, record=args.record
+    )
 
 
 def dashboard_with_traffic(
-    settings: Settings, meter_spec: str, traffic: Callable[[], TrafficGenerator], delay_s: float = 0.0
+    settings: Settings,
+    meter_spec: str,
+    traffic: Callable[[], TrafficGenerator],
+    delay_s: float = 0.0,
+    record: Path | None = None,
 ) -> int:
     """The dashboard beside demo traffic that starts after `delay_s`, stops while a sweep measures
     and starts again after it."""
@@ -322,7 +334,7 @@ def dashboard_with_traffic(
             running[0] = traffic()
 
     try:
-        return run_dashboard(settings, meter_spec, on_sweep=on_sweep)
+        return run_dashboard(settings, meter_spec, on_sweep=on_sweep, record=record)
     finally:
         starter.cancel()
         if running[0] is not None:

@@ -1,7 +1,9 @@
-"""`spectop report DIR`: re-render a saved sweep as a table, CSV, Markdown or JSON.
+"""`spectop report DIR`: re-render a saved sweep as a table, CSV, Markdown or JSON; `spectop report
+FILE` on a recording (`--record FILE`): its per-request table and energy by batch level seen.
 
-Pitfall handled: a saved run holds what servers said (model names, request errors) and may come
-from anywhere, so every string in it is made printable (`fmt.printable`) before any is shown.
+Pitfall handled: a saved run or a recording holds what servers said (model names, request ids,
+errors) and may come from anywhere, so every string in it is made printable (`fmt.printable`)
+before any is shown, and shown as plain text, never markup.
 """
 
 from __future__ import annotations
@@ -16,7 +18,10 @@ from rich.table import Table
 from rich.text import Text
 
 from collectors import json_forms
-from collectors.fmt import printable
+from collectors.errors import SpectopError
+from collectors.fmt import num, pct, printable
+from collectors.recording_read import is_recording, read_recording
+from collectors.recording_summary import summarize_recording
 from collectors.sweep.arms_runner import ARMS_RUN_SCHEMA
 from collectors.sweep.arms_summary import ARMS_SUMMARY_SCHEMA, summarize_arms
 from collectors.sweep.arms_tables import arms_cells, arms_sentences, to_arms_csv, to_arms_markdown
@@ -33,16 +38,23 @@ from collectors.sweep.tables import (
 from tui.commands import _common as opts
 
 NAME = "report"
-HELP = "re-render a saved sweep"
-DESCRIPTION = "Re-render the results of a sweep from its folder."
+HELP = "re-render a saved sweep, or summarise a recording"
+DESCRIPTION = (
+    "Re-render the results of a sweep from its folder, or summarise a recording (--record FILE): "
+    "its requests and its energy by batch level."
+)
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run_dir", type=Path, metavar="DIR", help="a folder written by spectop sweep")
+    parser.add_argument(
+        "run_dir", type=Path, metavar="DIR", help="a folder written by spectop sweep, or a --record file"
+    )
     parser.add_argument("--format", choices=("table", "csv", "markdown", "json"), default="table")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.run_dir.is_file() and is_recording(args.run_dir):
+        return report_recording(args)
     skipped: list[str] = []
     meta, rows = (printable_json(part) for part in load_run(args.run_dir, skipped))
     if skipped:  # a torn last line, a corrupt line: the report is made from what is whole
@@ -146,3 +158,75 @@ def verdict_lines(summary: dict[str, Any]) -> list[Text]:
             )
         )
     return lines
+
+
+def report_recording(args: argparse.Namespace) -> int:
+    """A recording's requests and its energy at each busy-slots level (table or JSON)."""
+    if args.format in ("csv", "markdown"):
+        raise SpectopError(
+            f"report on a recording prints a table or JSON, not {args.format}", "use --format table or json"
+        )
+    recording = read_recording(args.run_dir)
+    if recording.skipped:
+        more = f" and {len(recording.skipped) - 1} more" if len(recording.skipped) > 1 else ""
+        print(f"spectop report: skipped {printable(recording.skipped[0])}{more}", file=sys.stderr)
+    summary = printable_json(summarize_recording(recording))
+    if args.format == "json":
+        print(json_forms.dumps(summary, indent=2))
+        return 0
+    out = opts.console()
+    out.print(
+        Text(f"recording of {summary['server_url']}: {summary['duration_s']:.1f} s, {summary['polls']} polls")
+    )
+    out.print(recording_requests_table(summary["requests"]))
+    out.print(batch_levels_table(summary["batch_levels"]))
+    return 0
+
+
+REQUEST_COLUMNS = (
+    "request", "source", "tokens", "drafted", "accepted", "acceptance", "G", "tok/s", "mJ/token",
+    "TTFT ms", "gap p95", "gap p99",
+)  # fmt: skip
+
+
+def recording_requests_table(rows: list[dict[str, Any]]) -> Table:
+    table = Table(
+        title="requests (mJ/token: the meter's energy split by tokens; * shared with unseen traffic)"
+    )
+    for name in REQUEST_COLUMNS:
+        table.add_column(name, justify="left" if name in ("request", "source") else "right")
+    for r in rows:
+        mj = num(r["mj_per_token"], ".0f") + ("*" if r["shared"] and r["mj_per_token"] else "")
+        cells = (
+            r["request_id"],
+            r["source"],
+            num(r["tokens"], "d"),
+            num(r["drafted"], "d"),
+            num(r["accepted"], "d"),
+            pct(r["acceptance"]),
+            num(r["mean_advance"], ".2f"),
+            num(r["tok_s"], ".1f"),
+            mj,
+            num(r["ttft_ms"], ".0f"),
+            num(r["gap_p95_ms"], ".1f"),
+            num(r["gap_p99_ms"], ".1f"),
+        )
+        table.add_row(*(Text(c) for c in cells), style="red" if r["error"] else "")
+    return table
+
+
+def batch_levels_table(rows: list[dict[str, Any]]) -> Table:
+    table = Table(title="energy by batch level seen (busy slots at each poll)")
+    for name in ("busy slots", "time s", "joules", "tokens", "mJ/token"):
+        table.add_column(name, justify="right")
+    for r in rows:
+        joules = num(r["energy_j"], ".1f") if r["covered"] else "not covered"
+        cells = (
+            str(r["busy_slots"]),
+            num(r["time_s"], ".1f"),
+            joules,
+            str(r["tokens"]),
+            num(r["mj_per_token"], ".0f"),
+        )
+        table.add_row(*(Text(c) for c in cells))
+    return table

@@ -37,7 +37,7 @@ VOID_DRAFT = (
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:
-    opts.add_options(parser, "meter", "interval", "results", "api-key", "proxy")
+    opts.add_options(parser, "meter", "interval", "results", "api-key", "proxy", "record")
     parser.add_argument("server_cmd", nargs=argparse.REMAINDER, metavar="-- CMD", help="the server command")
 
 
@@ -81,6 +81,6 @@ def run(args: argparse.Namespace) -> int:
     server = start_server(argv)
     try:
         print(f"spectop: {scrub(server.name, secrets_in(argv))} ready at {server.url}; log {server.log_path}")
-        return dashboard.run_dashboard(watch_settings(server, args), args.meter)
+        return dashboard.run_dashboard(watch_settings(server, args), args.meter, record=args.record)
     finally:
         server.stop()

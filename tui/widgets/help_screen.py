@@ -18,9 +18,12 @@ HELP = """\
 | `p` | pause / resume live updates |
 | `1` `2` `3` | requests, latency, sweep tab |
 | `z` | hide / show the live panels |
+| `enter` | on a row of the Requests tab: that request's detail (gap histogram, tokens per step) |
 | `ctrl+p` | command palette |
 | `?` | this help |
 | `q` | quit |
+
+In `spectop replay FILE`: `space` pauses and resumes, `←` `→` seek 5 s, `+` `-` change the speed.
 
 **acceptance** accepted / drafted tokens. **G** tokens committed per verify step (1 + accepted/steps).
 **width** positions the target verifies per step (1 + drafted/steps). **S_j** share of steps whose

@@ -1,7 +1,8 @@
 """One row per request spectop can see: its own probes and sweep requests, the requests the server's
 log reported (`--server-log`), and the server's slots. The `who` column says where a row came from:
 `probe`/`sweep` (spectop's own), `log s<slot>` (the server's log), `proxy` (a client's request through
-`--proxy`, which has gap tails) or `server` (a live slot)."""
+`--proxy`, which has gap tails) or `server` (a live slot).
+Enter on a request's row opens its detail (tui/widgets/request_detail.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from collectors.attribution import Attribution
 from collectors.fmt import MISSING, num, pct
 from collectors.request_record import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
+from tui.widgets.request_detail import RequestDetail
 
 COLUMNS = (
     ("id", "id"),
@@ -181,6 +183,12 @@ class RequestsTable(DataTable):
             self._row_renderable_cache.discard(renderables_key)
         self._line_cache.clear()  # lines are rebuilt from the row caches, which still hold the others
         self.refresh_row(index)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a request's row: its detail; a slot's row has none."""
+        known = self._record_cells.get(str(event.row_key.value))
+        if known is not None:
+            self.app.push_screen(RequestDetail(known[0], known[1]))
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
         column = str(event.column_key.value)

@@ -1,0 +1,116 @@
+"""One request's detail (Enter on a row of the Requests tab): its figures, its gap histogram and
+its tokens per verify step; Escape closes it.
+
+Pitfalls handled: a request's id, model and error are the server's text, shown as plain Text and
+never read as markup; a request from the server's log has no stream events (only the log's counts),
+so its plots say that instead of drawing an empty or made-up histogram.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Static
+from textual_plotext import PlotextPlot
+
+from collectors.attribution import Attribution
+from collectors.fmt import num, pct
+from collectors.latency import chunk_gaps_ms
+from collectors.request_record import RequestRecord
+
+HISTOGRAM_BINS = 20
+
+
+def detail_lines(r: RequestRecord, share: Attribution | None) -> list[tuple[str, str]]:
+    lat = r.latency
+    mj = num(share.mj_per_token if share else None, ".0f")
+    if share and share.shared and share.mj_per_token is not None:
+        mj += " (shared with traffic spectop did not see)"
+    return [
+        ("source", r.tag or "client"),
+        ("model", r.model or "—"),
+        ("route", r.route),
+        ("tokens", f"{num(r.committed_tokens, 'd')} committed, {num(r.prompt_tokens, 'd')} prompt"),
+        ("drafted", f"{num(r.draft_n, 'd')}, accepted {num(r.draft_n_accepted, 'd')} ({pct(r.acceptance)})"),
+        ("G / width", f"{num(r.mean_advance, '.2f')} / {num(r.verified_width, '.2f')} over {r.steps} steps"),
+        ("tok/s", f"{num(r.tok_s, '.1f')} (decode {num(r.decode_tok_s, '.1f')})"),
+        ("mJ/token", mj),
+        ("batch", f"{num(r.concurrency_mean, '.1f')} mean, {num(r.concurrency_max, 'd')} max"),
+        ("TTFT", num(lat.ttft_ms, ".0f", " ms")),
+        (
+            "gaps ms",
+            f"p50 {num(lat.chunk_gaps.p50_ms, '.1f')}  p95 {num(lat.chunk_gaps.p95_ms, '.1f')}  "
+            f"p99 {num(lat.chunk_gaps.p99_ms, '.1f')}  max {num(lat.chunk_gaps.max_ms, '.1f')}",
+        ),
+        ("step gaps ms", f"p95 {num(lat.step_gaps.p95_ms, '.1f')}  p99 {num(lat.step_gaps.p99_ms, '.1f')}"),
+        ("error", r.error or "—"),
+    ]
+
+
+class GapHistogram(PlotextPlot):
+    def __init__(self, record: RequestRecord, **kw) -> None:
+        super().__init__(**kw)
+        self.record = record
+
+    def on_mount(self) -> None:
+        plt = self.plt
+        plt.title("gaps between stream events (ms)")
+        gaps = chunk_gaps_ms(self.record.events) if self.record.latency.events else []
+        if gaps:
+            plt.hist(gaps, bins=HISTOGRAM_BINS, color="cyan")
+        else:
+            plt.text("no stream events: the server's log gives counts only", 0, 0)
+        self.refresh()
+
+
+class StepTokens(PlotextPlot):
+    def __init__(self, record: RequestRecord, **kw) -> None:
+        super().__init__(**kw)
+        self.record = record
+
+    def on_mount(self) -> None:
+        plt = self.plt
+        plt.title("tokens per verify step (step 0: prefill)")
+        sizes = self.record.latency.burst_sizes if self.record.latency.events else ()
+        if sizes:
+            steps = [float(i) for i in range(len(sizes))]
+            plt.plot(steps, [float(n) for n in sizes], color="green", marker="hd")
+            every = max(1, len(steps) // 8)  # a fixed few ticks: plotext's own move with the width
+            plt.xticks(steps[::every], [f"{x:.0f}" for x in steps[::every]])
+            plt.yticks([float(n) for n in sorted(set(sizes))], [str(n) for n in sorted(set(sizes))])
+        else:
+            plt.text("no stream events: the server's log gives counts only", 0, 0)
+        self.refresh()
+
+
+class RequestDetail(ModalScreen[None]):
+    DEFAULT_CSS = """
+    RequestDetail { align: center middle; }
+    #request-detail {
+        width: 110; max-width: 100%; height: 90%;
+        border: thick $primary; background: $surface; padding: 0 1;
+    }
+    #request-figures { height: auto; }
+    #request-plots { height: 1fr; min-height: 8; }
+    #request-plots > PlotextPlot { width: 1fr; }
+    """
+    BINDINGS = [("escape", "app.pop_screen", "Close")]
+
+    def __init__(self, record: RequestRecord, share: Attribution | None) -> None:
+        super().__init__()
+        self.record, self.share = record, share
+
+    def compose(self) -> ComposeResult:
+        figures = Text()
+        figures.append(f"request {self.record.request_id}\n", style="bold")
+        for name, value in detail_lines(self.record, self.share):
+            figures.append(f"{name:>13}  ", style="dim")
+            figures.append(value + "\n")
+        figures.append("escape closes", style="dim")
+        with Vertical(id="request-detail"):
+            yield Static(figures, id="request-figures")
+            with Horizontal(id="request-plots"):
+                yield GapHistogram(self.record, id="gap-histogram")
+                yield StepTokens(self.record, id="step-tokens")
