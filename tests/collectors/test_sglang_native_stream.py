@@ -25,7 +25,7 @@ def replay(body: bytes) -> streams.StreamState:
     return state
 
 
-@pytest.mark.parametrize("version", ["0.5.10", "0.5.11"])
+@pytest.mark.parametrize("version", ["0.5.10", "0.5.11", "0.5.23"])
 def test_drafted_accepted_and_steps_from_the_last_meta_info(version):
     state = replay(generate_stream(version, COUNTS, verify=13, accepted=26))
     assert state.done and state.finish_reason == "length"
