@@ -210,6 +210,9 @@ class SglangCollector(ServerCollector):
     display_name = "SGLang"
     start_hint = "start SGLang there (python -m sglang.launch_server)"
     load_endpoint = "/v1/loads"
+    # the native /generate: every release's verify passes (and drafts from 0.5.10) in the last
+    # meta_info; the chat route's sglext details exist only in recent releases
+    default_route = "completion"
     # with --enable-metrics: finished requests' tokens and verify calls only (acceptance is a gauge)
     has_window_counters = True
     http_hints = {
