@@ -18,10 +18,14 @@ prometheus_client in single-process mode (one API server), so counters carry `_c
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from collectors.simulator.tasks import StepPlan, Task
+
+if TYPE_CHECKING:
+    from collectors.simulator.engine import Engine
 
 LABELS = ("model_name", "engine")
 REQUEST_LATENCY_BUCKETS: tuple[float, ...] = (
@@ -99,10 +103,12 @@ def request_tokens_buckets(max_model_len: int) -> tuple[int, ...]:
 class VllmMetrics:
     """The engine's series in a registry of their own; a `StepObserver` of one `Engine`."""
 
-    def __init__(self, model: str, max_model_len: int, num_speculative_tokens: int) -> None:
+    def __init__(
+        self, model: str, max_model_len: int, num_speculative_tokens: int, engine_index: int = 0
+    ) -> None:
         self.registry = CollectorRegistry()
         self._lock = threading.Lock()
-        self._values = (model, "0")
+        self._values = (model, str(engine_index))
         self._k = num_speculative_tokens
         reg = self.registry
 
@@ -234,10 +240,20 @@ class VllmMetrics:
             if task.n_predict > 0:
                 self.max_tokens.observe(task.n_predict)
 
-    def page(self, running: int, waiting: int, kv_usage: float) -> bytes:
-        """The page now; the gauges are the scheduler's state at this instant."""
+    def set_gauges(self, running: int, waiting: int, kv_usage: float) -> None:
+        """The scheduler's state at this instant."""
         with self._lock:
             self.running.set(running)
             self.waiting.set(waiting)
             self.kv_usage.set(kv_usage)
+
+    def page(self, running: int, waiting: int, kv_usage: float) -> bytes:
+        """The page now, as one API server's single-process registry renders it."""
+        self.set_gauges(running, waiting, kv_usage)
+        with self._lock:
             return generate_latest(self.registry)
+
+    def render(self, engine: Engine) -> bytes:
+        live = engine.live()
+        used = sum(v.n_prompt_tokens for v in engine.slots() if v.is_processing)
+        return self.page(live.busy_slots, live.deferred, used / (engine.n_slots * engine.n_ctx))
