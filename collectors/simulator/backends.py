@@ -17,14 +17,17 @@ BACKENDS = ("llama-server", "vllm", "sglang")
 DialectStats = VllmMetrics | VllmDpMetrics | SglangMetrics
 
 
-def dialect_stats(backend: str, profile: Profile, kind: str, n_ctx: int, dp: int = 1) -> DialectStats:
+def dialect_stats(
+    backend: str, profile: Profile, kind: str, n_ctx: int, dp: int = 1, per_request_spec: str = "none"
+) -> DialectStats:
     """The counters of one arm ("plain" or "draft"); only the draft arm drafts. `dp` > 1: a vLLM
-    with that many data-parallel engines and, as vLLM defaults, as many API servers."""
+    with that many data-parallel engines and, as vLLM defaults, as many API servers.
+    `per_request_spec`: vLLM's --per-request-spec-decode-metrics ("none", "summary", "detailed")."""
     k = profile.draft.n_max if kind == "draft" else 0
     if backend == "vllm" and dp > 1:
-        return VllmDpMetrics(profile.model_alias, n_ctx, k, engines=dp, api_servers=dp)
+        return VllmDpMetrics(profile.model_alias, n_ctx, k, dp, dp, per_request_spec)
     if backend == "vllm":
-        return VllmMetrics(profile.model_alias, n_ctx, k)
+        return VllmMetrics(profile.model_alias, n_ctx, k, per_request_spec=per_request_spec)
     if backend == "sglang":
         return SglangMetrics(profile.model_alias, n_ctx, k + 1 if k else 0)
     raise KeyError(f"unknown backend {backend!r}; one of {', '.join(BACKENDS)}")

@@ -38,6 +38,8 @@ class Simulator:
     the engines schedule on (a test can pass one it moves by hand). `backend`: the dialect both
     arms speak, "llama-server", "vllm" or "sglang" (`BACKENDS`), over the same engines. `dp`: a
     vLLM's data-parallel size (its slots split over `dp` engines, served by `dp` API servers).
+    `per_request_spec`: a vLLM's --per-request-spec-decode-metrics ("none", "summary",
+    "detailed"): its streams' usage chunk then carries `metrics.speculative_decoding`.
     """
 
     def __init__(
@@ -54,6 +56,7 @@ class Simulator:
         clock: Callable[[], float] = time.monotonic,
         backend: str = "llama-server",
         dp: int = 1,
+        per_request_spec: str = "none",
     ) -> None:
         if speedup <= 0:
             raise ValueError("speedup must be positive")
@@ -84,7 +87,8 @@ class Simulator:
         self._stats: dict[str, DialectStats] = {}
         if backend != "llama-server":
             self._stats = {
-                kind: dialect_stats(backend, self.profile, kind, n_ctx, dp) for kind in ("plain", "draft")
+                kind: dialect_stats(backend, self.profile, kind, n_ctx, dp, per_request_spec)
+                for kind in ("plain", "draft")
             }
         self.plain, self.draft = (
             Engine(

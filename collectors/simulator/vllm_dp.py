@@ -40,13 +40,19 @@ class VllmDpMetrics:
     """`engines` × `api_servers` single-process registries, merged into one multiprocess page."""
 
     def __init__(
-        self, model: str, max_model_len: int, num_speculative_tokens: int, engines: int, api_servers: int
+        self,
+        model: str,
+        max_model_len: int,
+        num_speculative_tokens: int,
+        engines: int,
+        api_servers: int,
+        per_request_spec: str = "none",
     ) -> None:
         self.engines, self.api_servers = engines, api_servers
         self.engine_steps = 0  # the simulator's own counts, for tests: steps of each engine
         self.decode_request_steps = 0  # (request, step) pairs after each request's first token
         self.parts = {
-            (api, e): VllmMetrics(model, max_model_len, num_speculative_tokens, engine_index=e)
+            (api, e): VllmMetrics(model, max_model_len, num_speculative_tokens, e, per_request_spec)
             for api in range(api_servers)
             for e in range(engines)
         }
@@ -68,6 +74,9 @@ class VllmDpMetrics:
 
     def on_finish(self, task: Task, stop_type: str) -> None:
         self.parts[(self.api_of(task.id), self.engine_of(task.id))].on_finish(task, stop_type)
+
+    def request_spec(self, task_id: int) -> dict[str, object] | None:
+        return self.parts[(self.api_of(task_id), self.engine_of(task_id))].request_spec(task_id)
 
     def render(self, engine: Engine) -> bytes:
         slots_per_engine = engine.n_slots // self.engines

@@ -17,6 +17,7 @@ from typing import Any
 
 from collectors.simulator.engine import Engine
 from collectors.simulator.openai_http import OpenAIHandler, OpenAIServer
+from collectors.simulator.tasks import Task
 from collectors.simulator.vllm_dp import VllmDpMetrics
 from collectors.simulator.vllm_metrics import VllmMetrics
 
@@ -32,6 +33,12 @@ class VllmServer(OpenAIServer):
         super().__init__(address, engine, _Handler)
         self.metrics = metrics
         self.dp_size = metrics.engines if isinstance(metrics, VllmDpMetrics) else 1
+
+    def request_metrics(self, task: Task) -> dict[str, Any] | None:
+        """`metrics.speculative_decoding` on the final usage chunk, as 0.33 streams it
+        (`entrypoints/openai/chat_completion/serving.py:883-911`); only with the flag on."""
+        spec = self.metrics.request_spec(task.id)
+        return None if spec is None else {"speculative_decoding": spec}
 
     def config(self) -> dict[str, Any]:
         engine = self.engine

@@ -4,7 +4,8 @@ Sources (vllm-0.33.0 wheel): the series, HELP strings, labels (`model_name`, `en
 buckets are `vllm/v1/metrics/loggers.py:499-1020` (`PrometheusStatLogger.__init__`) and
 `vllm/v1/metrics/buckets.py:30-140`; what moves when is `loggers.py:1135-1330` (`record`) and
 `vllm/v1/metrics/stats.py:509-557` (`IterationStats.update_from_output`); the spec series are
-`vllm/v1/spec_decode/metrics.py:198-275`, registered only with a speculative config.
+`vllm/v1/spec_decode/metrics.py:198-275`, registered only with a speculative config; each
+request's own figures are vllm_request_spec.py's.
 
 Pitfalls handled: the counters move on every engine step, not when a request ends, so a running
 request's tokens count at once: `generation_tokens` takes every token a step emits (a request's
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from collectors.simulator.tasks import StepPlan, Task
+from collectors.simulator.vllm_request_spec import RequestSpecRecords
 
 if TYPE_CHECKING:
     from collectors.simulator.engine import Engine
@@ -104,8 +106,14 @@ class VllmMetrics:
     """The engine's series in a registry of their own; a `StepObserver` of one `Engine`."""
 
     def __init__(
-        self, model: str, max_model_len: int, num_speculative_tokens: int, engine_index: int = 0
+        self,
+        model: str,
+        max_model_len: int,
+        num_speculative_tokens: int,
+        engine_index: int = 0,
+        per_request_spec: str = "none",
     ) -> None:
+        self._requests = RequestSpecRecords(num_speculative_tokens, per_request_spec)
         self.registry = CollectorRegistry()
         self._lock = threading.Lock()
         self._values = (model, str(engine_index))
@@ -211,6 +219,7 @@ class VllmMetrics:
                 step_tokens += committed
                 self.generated.inc(committed)
                 if drafted and self.spec is not None:
+                    self._requests.observe(task.id, drafted, accepted)
                     drafts, draft_tokens, accepted_tokens = self.spec
                     drafts.inc()
                     draft_tokens.inc(drafted)
@@ -219,10 +228,15 @@ class VllmMetrics:
                         self.per_pos[pos].inc()
             self.iteration.observe(step_tokens)
 
+    def request_spec(self, task_id: int) -> dict[str, object] | None:
+        with self._lock:
+            return self._requests.take(task_id)
+
     def on_finish(self, task: Task, stop_type: str) -> None:
         reason = {"limit": "length", "eos": "stop"}.get(stop_type, "abort")
         end = task.t_gen_last if task.n_decoded else task.t_start
         with self._lock:
+            self._requests.trim()
             self.success.labels(*self._values, reason).inc()
             if task.n_decoded == 0:
                 return

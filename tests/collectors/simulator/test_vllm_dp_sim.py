@@ -30,12 +30,12 @@ from tests.support.processes import reaped
 
 REQUESTS = 4
 TOKENS = 120
-LONG_TOKENS = 600
+LONG_TOKENS = 1000
 
 
 @pytest.fixture(scope="module")
 def sim() -> Iterator[Simulator]:
-    with Simulator(seed=5, speedup=5, backend="vllm", dp=2) as simulator:
+    with Simulator(seed=5, speedup=2, backend="vllm", dp=2) as simulator:
         yield simulator
 
 
