@@ -29,7 +29,7 @@ from typing import Any
 import httpx
 
 from collectors.errors import SpectopError
-from collectors.servers import series, sglang_accept, sglang_json
+from collectors.servers import engine_state, series, sglang_accept, sglang_json
 from collectors.servers.answers import json_body, json_with, model_owner, read_metrics
 from collectors.servers.base import (
     Probe,
@@ -157,6 +157,7 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> SglangSnapshot:
         requests_deferred=series.as_int(waiting),
         tokens_predicted_total=series.as_int(series.total(cur.metrics, GENERATED)),
         steps_total=series.as_int(series.total(cur.metrics, VERIFY_CALLS)),
+        **engine_state.sglang(cur.metrics),
         metrics_status=cur.metrics_status,
         slots_status=cur.loads_status,
         accept_rate_gauge=accepted_share,
