@@ -36,7 +36,7 @@ from collectors.servers.base import (
     poll_fields,
     position_deltas,
 )
-from collectors.servers.base import RawPoll as BaseRawPoll  # noqa: I001 - kept apart from the list
+from collectors.servers.base import RawPoll as BaseRawPoll
 from collectors.servers.shapes import INT, member
 from collectors.servers.snapshot import ServerSnapshot
 
