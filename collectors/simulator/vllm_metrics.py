@@ -133,6 +133,16 @@ class VllmMetrics:
 
         self.running = gauge("vllm:num_requests_running", "Number of requests in model execution batches.")
         self.waiting = gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.")
+        by_reason = Gauge(  # loggers.py:548-558; the simulator's waiting requests all wait for capacity
+            "vllm:num_requests_waiting_by_reason",
+            "Number of waiting requests by reason. Reason labels: 'capacity' = waiting for scheduling "
+            "capacity; 'deferred' = deferred by transient constraints (LoRA budget, KV transfer, "
+            "blocked status). Sum of all reasons equals vllm:num_requests_waiting.",
+            [*LABELS, "reason"],
+            registry=reg,
+        )
+        self.waiting_capacity = by_reason.labels(*self._values, "capacity")
+        by_reason.labels(*self._values, "deferred")
         sleep = Gauge(
             "vllm:engine_sleep_state",
             "Engine sleep state; awake = 0 means engine is sleeping; awake = 1 means engine is awake; "
@@ -259,6 +269,7 @@ class VllmMetrics:
         with self._lock:
             self.running.set(running)
             self.waiting.set(waiting)
+            self.waiting_capacity.set(waiting)
             self.kv_usage.set(kv_usage)
 
     def page(self, running: int, waiting: int, kv_usage: float) -> bytes:

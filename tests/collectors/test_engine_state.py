@@ -62,5 +62,6 @@ def test_snapshots_carry_the_engine_state(backend: str) -> None:
     assert snap.kv_cache_usage == 0.0  # idle
     if backend == "vllm":
         assert snap.engine_sleeping is False and snap.preemptions_total == 0
+        assert snap.waiting_by_reason == (("capacity", 0), ("deferred", 0))
     else:
         assert snap.spec_num_steps == sim.profile.draft.n_max
