@@ -45,6 +45,10 @@ SERIES: dict[str, str] = {
         "(live figure over the last sweep's plain curve), source=sweep when it does not (what drafting would do)"
     ),
     "spectop_energy_joules": "energy the meter counted since spectop started",
+    "spectop_kv_cache_usage_ratio": "share of the KV cache in use, mean over engines (vLLM, SGLang)",
+    "spectop_requests_waiting": "requests waiting, by the engine's reason (vLLM: capacity, deferred)",
+    "spectop_engine_sleeping": "1 when an engine sleeps with its weights offloaded (vLLM): idle power is not serving",
+    "spectop_speculative_steps": "draft steps per verify pass the server runs now (SGLang spec_num_steps)",
 }
 
 
@@ -122,6 +126,12 @@ def series(views: Sequence[FeedView], summary: dict[str, Any] | None) -> Iterato
             gauge("spectop_tokens_per_second", view, snap.live_tok_s)
             gauge("spectop_busy_slots", view, snap.slots_busy)
             gauge("spectop_slots", view, snap.slots_total)
+            gauge("spectop_kv_cache_usage_ratio", view, snap.kv_cache_usage)
+            for reason, waiting in snap.waiting_by_reason:
+                gauge("spectop_requests_waiting", view, waiting, reason=reason)
+            sleeping = snap.engine_sleeping
+            gauge("spectop_engine_sleeping", view, None if sleeping is None else float(sleeping))
+            gauge("spectop_speculative_steps", view, snap.spec_num_steps)
         if drafting is not None:  # over the rolling window, like mJ/token (collectors/drafting.py)
             gauge("spectop_draft_acceptance_ratio", view, drafting.acceptance)
             gauge("spectop_mean_committed_advance", view, drafting.mean_advance)

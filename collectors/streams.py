@@ -37,7 +37,7 @@ TIMINGS = {
 # SGLang's native /generate `meta_info`; the spec counts come on the last event only, named
 # per release (tokenizer_manager.py `_calculate_spec_decoding_metrics`: 0.5.4 spec_verify_ct
 # alone, 0.5.10 spec_accept_token_num / spec_draft_token_num, 0.5.11 spec_accepted_drafts /
-# spec_proposed_drafts)
+# spec_proposed_drafts, 0.5.23 spec_num_correct_drafts / spec_num_proposed_drafts at :3138-3172)
 SGLANG_META = {
     "completion_tokens": INT,
     "prompt_tokens": INT,
@@ -47,6 +47,8 @@ SGLANG_META = {
     "spec_draft_token_num": INT,
     "spec_accepted_drafts": INT,
     "spec_proposed_drafts": INT,
+    "spec_num_correct_drafts": INT,
+    "spec_num_proposed_drafts": INT,
 }
 NATIVE_EVENT = {
     "timings": TIMINGS,
@@ -225,10 +227,15 @@ def feed_sglang_native(state: StreamState, t_s: float, payload: dict[str, Any], 
     if meta.get("spec_verify_ct") is not None:
         state.spec_reported = True
         state.verify_steps = int(meta["spec_verify_ct"])
-        drafted = meta.get("spec_proposed_drafts", meta.get("spec_draft_token_num"))
-        accepted = meta.get("spec_accepted_drafts", meta.get("spec_accept_token_num"))
+        drafted = _first_of(meta, "spec_num_proposed_drafts", "spec_proposed_drafts", "spec_draft_token_num")
+        accepted = _first_of(meta, "spec_num_correct_drafts", "spec_accepted_drafts", "spec_accept_token_num")
         if drafted is not None and accepted is not None:  # 0.5.4 sends neither count
             state.draft_n, state.draft_n_accepted = int(drafted), int(accepted)
+
+
+def _first_of(meta: dict[str, Any], *names: str) -> Any:
+    """The first of a count's names (newest release first) that the event carries."""
+    return next((meta[name] for name in names if meta.get(name) is not None), None)
 
 
 def _take_spec_details(state: StreamState, payload: dict[str, Any]) -> None:

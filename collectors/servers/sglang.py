@@ -29,7 +29,7 @@ from typing import Any
 import httpx
 
 from collectors.errors import SpectopError
-from collectors.servers import series, sglang_accept, sglang_json
+from collectors.servers import engine_state, series, sglang_accept, sglang_json
 from collectors.servers.answers import json_body, json_with, model_owner, read_metrics
 from collectors.servers.base import (
     Probe,
@@ -157,6 +157,7 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> SglangSnapshot:
         requests_deferred=series.as_int(waiting),
         tokens_predicted_total=series.as_int(series.total(cur.metrics, GENERATED)),
         steps_total=series.as_int(series.total(cur.metrics, VERIFY_CALLS)),
+        **engine_state.sglang(cur.metrics),
         metrics_status=cur.metrics_status,
         slots_status=cur.loads_status,
         accept_rate_gauge=accepted_share,
@@ -210,6 +211,9 @@ class SglangCollector(ServerCollector):
     display_name = "SGLang"
     start_hint = "start SGLang there (python -m sglang.launch_server)"
     load_endpoint = "/v1/loads"
+    # the native /generate: every release's verify passes (and drafts from 0.5.10) in the last
+    # meta_info; the chat route's sglext details exist only in recent releases
+    default_route = "completion"
     # with --enable-metrics: finished requests' tokens and verify calls only (acceptance is a gauge)
     has_window_counters = True
     http_hints = {

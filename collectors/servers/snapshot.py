@@ -64,6 +64,14 @@ class ServerSnapshot:
     drafted_steps_total: int | None = None
     per_position_total: tuple[int, ...] = ()
     busy_slot_tokens: tuple[tuple[int, int], ...] = ()  # (slot id, tokens decoded so far) of busy slots
+    # engine state (engine_state.py), where the engine's page has it
+    kv_cache_usage: float | None = None  # share of KV cache in use (0-1), mean over engines
+    waiting_by_reason: tuple[tuple[str, int], ...] = ()  # vLLM: (reason, waiting requests)
+    preemptions_total: int | None = None  # vLLM: requests preempted since start
+    engine_sleeping: bool | None = None  # vLLM: an engine sleeps (weights offloaded or discarded)
+    spec_num_steps: int | None = None  # SGLang: the active speculative_num_steps
+    idle_s_total: float | None = None  # SGLang: seconds its scheduler had no work, since start
+    itl_observations_total: int | None = None  # SGLang: inter-token latencies observed (live)
     metrics_status: str = "ok"  # or why /metrics is unavailable and how to enable it
     slots_status: str = "ok"
 

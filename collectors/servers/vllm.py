@@ -7,12 +7,12 @@ stamp or (multiprocess mode) a counter going backwards; spec series exist only w
 `--disable-log-stats` removes the engine series but not every `vllm:` series (a tool-call parser's
 and the realtime task's are registered whatever that flag says), so "stats on" is read from
 `ENGINE_SERIES`, and without them drafting is unknown, not "drafts nothing". A sweep window's
-requests per step is the sum over engines, which step on their own; data parallelism's slots, API
-servers and multiprocess pages are `vllm_dp`'s, V0's running-total counters `vllm_v0`'s.
-`spec_decode_num_drafts_total` counts only (request, step) pairs that had draft tokens
-(`scheduler.py` `update_from_output`), so the window's steps are the step-latency histogram's
-observations: one per request per engine step after its first token, every step counted.
-A server without spec series drafts nothing: its drafted and accepted counts are 0, not unknown.
+requests per step is the sum over engines, which step on their own; DP's slots, API servers and
+multiprocess pages are `vllm_dp`'s, V0's counters `vllm_v0`'s, KV use, sleep `engine_state`'s.
+`spec_decode_num_drafts_total` counts only (request, step) pairs that had draft tokens (`scheduler.py`
+`update_from_output`), so the window's steps are the step-latency histogram's observations: one
+per request per engine step after its first token, every step counted. A server without spec
+series drafts nothing: its drafted and accepted counts are 0, not unknown.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any
 
 import httpx
 
-from collectors.servers import series, vllm_dp, vllm_v0
+from collectors.servers import engine_state, series, vllm_dp, vllm_v0
 from collectors.servers.answers import json_body, model_owner, read_metrics
 from collectors.servers.base import (
     Probe,
@@ -36,9 +36,7 @@ from collectors.servers.base import (
     poll_fields,
     position_deltas,
 )
-from collectors.servers.base import (
-    RawPoll as BaseRawPoll,
-)
+from collectors.servers.base import RawPoll as BaseRawPoll
 from collectors.servers.shapes import INT, member
 from collectors.servers.snapshot import ServerSnapshot
 
@@ -166,6 +164,7 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
         steps_total=series.as_int(cur.steps()),
         drafted_steps_total=series.as_int(cur.spec_total(DRAFTS)),
         per_position_total=cur.per_position(),
+        **engine_state.vllm(cur.metrics),
         metrics_status=cur.metrics_status,
         slots_status="ok"
         if running is not None

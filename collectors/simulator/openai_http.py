@@ -45,6 +45,10 @@ class OpenAIServer(LoopbackServer):
         """Fields every streamed choice carries besides index, delta and finish_reason."""
         return {"logprobs": None}
 
+    def request_metrics(self, task: Task) -> dict[str, Any] | None:
+        """A finished request's `metrics` for its last usage chunk (vLLM's per-request figures)."""
+        return None
+
 
 def json_bytes(obj: Any) -> bytes:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
@@ -187,7 +191,7 @@ class OpenAIHandler(BaseHTTPRequestHandler):
                     continue
                 chunks = [fmt.step_chunk("".join(texts), ev.n_decoded, _finish_reason(ev))]
                 if include_usage:
-                    chunks.append(fmt.usage_chunk(ev.n_decoded))
+                    chunks.append(fmt.usage_chunk(ev.n_decoded, self.server.request_metrics(task)))
                 self._write(chunks, done=True)
                 break
             self.wfile.write(b"0\r\n\r\n")
@@ -244,9 +248,11 @@ class _Format:
             choice["stop_reason"] = None
         return self._chunk([choice], n_decoded)
 
-    def usage_chunk(self, n_decoded: int) -> dict[str, Any]:
+    def usage_chunk(self, n_decoded: int, metrics: dict[str, Any] | None = None) -> dict[str, Any]:
         out = self._chunk([], None)
         out["usage"] = self.usage(n_decoded)
+        if metrics is not None:
+            out["metrics"] = metrics
         return out
 
     def whole(self, r: TaskResult) -> dict[str, Any]:

@@ -6,7 +6,8 @@ Routes as SGLang 0.5.23 serves them (`srt/entrypoints/http_server.py`): `/health
 None by default), `/v1/models` with `owned_by: sglang` and `max_model_len`
 (:1993-2010, model_config.context_len), `/v1/loads` (`srt/entrypoints/v1_loads.py:96`, one
 `LoadSnapshot.to_dict` per rank, `srt/managers/load_snapshot.py:195-260`, counted live on each
-call), `/metrics` (sglang_metrics.py) and the OpenAI-compatible completions (openai_http.py).
+call), `/metrics` (sglang_metrics.py), the native `/generate` with per-request spec counts in its
+last `meta_info` (sglang_generate.py) and the OpenAI-compatible completions (openai_http.py).
 Pitfall handled: `/v1/loads`' `speculative.accept_length` is the lifetime figure, its
 `accept_rate` the last logged interval's.
 """
@@ -16,9 +17,11 @@ from __future__ import annotations
 import time
 from datetime import datetime, timezone
 from typing import Any
+from urllib.parse import urlsplit
 
 from collectors.simulator.engine import Engine
 from collectors.simulator.openai_http import OpenAIHandler, OpenAIServer
+from collectors.simulator.sglang_generate import serve_generate
 from collectors.simulator.sglang_metrics import SglangMetrics
 
 VERSION = "0.5.23"
@@ -92,6 +95,14 @@ class SglangServer(OpenAIServer):
 
 class _Handler(OpenAIHandler):
     server: SglangServer
+
+    def do_POST(self) -> None:  # noqa: N802 - stdlib hook
+        if urlsplit(self.path).path not in ("/generate",):
+            super().do_POST()
+            return
+        body = self._read_json()
+        if body is not None:
+            serve_generate(self, body)
 
     def get_route(self, path: str, query: dict[str, list[str]]) -> bool:
         server = self.server

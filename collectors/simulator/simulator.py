@@ -36,7 +36,10 @@ class Simulator:
     profile's. `ports`: (plain, draft, meter); 0 picks a free port. `noise`: relative standard
     deviation of the per-step jitter on step time and on power. `clock`: the monotonic seconds
     the engines schedule on (a test can pass one it moves by hand). `backend`: the dialect both
-    arms speak, "llama-server", "vllm" or "sglang" (`BACKENDS`), over the same engines.
+    arms speak, "llama-server", "vllm" or "sglang" (`BACKENDS`), over the same engines. `dp`: a
+    vLLM's data-parallel size (its slots split over `dp` engines, served by `dp` API servers).
+    `per_request_spec`: a vLLM's --per-request-spec-decode-metrics ("none", "summary",
+    "detailed"): its streams' usage chunk then carries `metrics.speculative_decoding`.
     """
 
     def __init__(
@@ -52,11 +55,15 @@ class Simulator:
         noise: float = 0.01,
         clock: Callable[[], float] = time.monotonic,
         backend: str = "llama-server",
+        dp: int = 1,
+        per_request_spec: str = "none",
     ) -> None:
         if speedup <= 0:
             raise ValueError("speedup must be positive")
         if backend not in BACKENDS:
             raise KeyError(f"unknown backend {backend!r}; one of {', '.join(BACKENDS)}")
+        if dp < 1 or (dp > 1 and (backend != "vllm" or total_slots % dp)):
+            raise ValueError("dp > 1 needs backend vllm and total_slots divisible by dp")
         self.backend = backend
         self.profile: Profile = get_profile(profile)
         if backend == "sglang":
@@ -80,7 +87,8 @@ class Simulator:
         self._stats: dict[str, DialectStats] = {}
         if backend != "llama-server":
             self._stats = {
-                kind: dialect_stats(backend, self.profile, kind, n_ctx) for kind in ("plain", "draft")
+                kind: dialect_stats(backend, self.profile, kind, n_ctx, dp, per_request_spec)
+                for kind in ("plain", "draft")
             }
         self.plain, self.draft = (
             Engine(
@@ -119,6 +127,10 @@ class Simulator:
         for server in self._servers:
             server.start()
         return self
+
+    def dialect_stats(self, kind: str) -> DialectStats | None:
+        """The "plain" or "draft" arm's vLLM or SGLang counters (None on llama-server)."""
+        return self._stats.get(kind)
 
     def _arm_server(self, port: int, engine: Engine) -> LoopbackServer:
         if self.backend == "llama-server":

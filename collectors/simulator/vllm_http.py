@@ -1,4 +1,4 @@
-"""One simulated vLLM (V1 engine, one API server, no data parallelism) on loopback.
+"""One simulated vLLM (V1 engine; one API server, or DP N with N API servers: vllm_dp.py) on loopback.
 
 Routes as vLLM 0.33 serves them: `/health` 200 with an empty body
 (`entrypoints/serve/instrumentator/health.py:22-33`), `/version`
@@ -17,6 +17,8 @@ from typing import Any
 
 from collectors.simulator.engine import Engine
 from collectors.simulator.openai_http import OpenAIHandler, OpenAIServer
+from collectors.simulator.tasks import Task
+from collectors.simulator.vllm_dp import VllmDpMetrics
 from collectors.simulator.vllm_metrics import VllmMetrics
 
 VERSION = "0.33.0"
@@ -25,9 +27,18 @@ VERSION = "0.33.0"
 class VllmServer(OpenAIServer):
     owned_by = "vllm"
 
-    def __init__(self, address: tuple[str, int], engine: Engine, metrics: VllmMetrics) -> None:
+    def __init__(
+        self, address: tuple[str, int], engine: Engine, metrics: VllmMetrics | VllmDpMetrics
+    ) -> None:
         super().__init__(address, engine, _Handler)
         self.metrics = metrics
+        self.dp_size = metrics.engines if isinstance(metrics, VllmDpMetrics) else 1
+
+    def request_metrics(self, task: Task) -> dict[str, Any] | None:
+        """`metrics.speculative_decoding` on the final usage chunk, as 0.33 streams it
+        (`entrypoints/openai/chat_completion/serving.py:883-911`); only with the flag on."""
+        spec = self.metrics.request_spec(task.id)
+        return None if spec is None else {"speculative_decoding": spec}
 
     def config(self) -> dict[str, Any]:
         engine = self.engine
@@ -36,7 +47,12 @@ class VllmServer(OpenAIServer):
             spec = {"method": "draft_model", "num_speculative_tokens": engine.profile.draft.n_max}
         return {
             "model_config": {"model": engine.profile.model_alias, "max_model_len": engine.n_ctx},
-            "scheduler_config": {"max_num_seqs": engine.n_slots, "max_num_batched_tokens": 8192},
+            # max_num_seqs is per engine (config/scheduler.py); DP size: config/parallel.py:147
+            "scheduler_config": {
+                "max_num_seqs": engine.n_slots // self.dp_size,
+                "max_num_batched_tokens": 8192,
+            },
+            "parallel_config": {"data_parallel_size": self.dp_size},
             "speculative_config": spec,
         }
 
@@ -75,11 +91,9 @@ class _Handler(OpenAIHandler):
             live = server.engine.live()
             self.send_json(200, {"server_load": live.busy_slots + live.deferred})
         elif path == "/metrics":
-            live = server.engine.live()
-            used = sum(v.n_prompt_tokens for v in server.engine.slots() if v.is_processing)
-            kv_usage = used / (server.engine.n_slots * server.engine.n_ctx)
-            page = server.metrics.page(live.busy_slots, live.deferred, kv_usage)
-            self.send_body(200, page, "text/plain; version=0.0.4; charset=utf-8")
+            self.send_body(
+                200, server.metrics.render(server.engine), "text/plain; version=0.0.4; charset=utf-8"
+            )
         else:
             return False
         return True

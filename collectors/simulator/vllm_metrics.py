@@ -4,7 +4,8 @@ Sources (vllm-0.33.0 wheel): the series, HELP strings, labels (`model_name`, `en
 buckets are `vllm/v1/metrics/loggers.py:499-1020` (`PrometheusStatLogger.__init__`) and
 `vllm/v1/metrics/buckets.py:30-140`; what moves when is `loggers.py:1135-1330` (`record`) and
 `vllm/v1/metrics/stats.py:509-557` (`IterationStats.update_from_output`); the spec series are
-`vllm/v1/spec_decode/metrics.py:198-275`, registered only with a speculative config.
+`vllm/v1/spec_decode/metrics.py:198-275`, registered only with a speculative config; each
+request's own figures are vllm_request_spec.py's.
 
 Pitfalls handled: the counters move on every engine step, not when a request ends, so a running
 request's tokens count at once: `generation_tokens` takes every token a step emits (a request's
@@ -18,10 +19,15 @@ prometheus_client in single-process mode (one API server), so counters carry `_c
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from collectors.simulator.tasks import StepPlan, Task
+from collectors.simulator.vllm_request_spec import RequestSpecRecords
+
+if TYPE_CHECKING:
+    from collectors.simulator.engine import Engine
 
 LABELS = ("model_name", "engine")
 REQUEST_LATENCY_BUCKETS: tuple[float, ...] = (
@@ -99,10 +105,18 @@ def request_tokens_buckets(max_model_len: int) -> tuple[int, ...]:
 class VllmMetrics:
     """The engine's series in a registry of their own; a `StepObserver` of one `Engine`."""
 
-    def __init__(self, model: str, max_model_len: int, num_speculative_tokens: int) -> None:
+    def __init__(
+        self,
+        model: str,
+        max_model_len: int,
+        num_speculative_tokens: int,
+        engine_index: int = 0,
+        per_request_spec: str = "none",
+    ) -> None:
+        self._requests = RequestSpecRecords(num_speculative_tokens, per_request_spec)
         self.registry = CollectorRegistry()
         self._lock = threading.Lock()
-        self._values = (model, "0")
+        self._values = (model, str(engine_index))
         self._k = num_speculative_tokens
         reg = self.registry
 
@@ -119,6 +133,16 @@ class VllmMetrics:
 
         self.running = gauge("vllm:num_requests_running", "Number of requests in model execution batches.")
         self.waiting = gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.")
+        by_reason = Gauge(  # loggers.py:548-558; the simulator's waiting requests all wait for capacity
+            "vllm:num_requests_waiting_by_reason",
+            "Number of waiting requests by reason. Reason labels: 'capacity' = waiting for scheduling "
+            "capacity; 'deferred' = deferred by transient constraints (LoRA budget, KV transfer, "
+            "blocked status). Sum of all reasons equals vllm:num_requests_waiting.",
+            [*LABELS, "reason"],
+            registry=reg,
+        )
+        self.waiting_capacity = by_reason.labels(*self._values, "capacity")
+        by_reason.labels(*self._values, "deferred")
         sleep = Gauge(
             "vllm:engine_sleep_state",
             "Engine sleep state; awake = 0 means engine is sleeping; awake = 1 means engine is awake; "
@@ -205,6 +229,7 @@ class VllmMetrics:
                 step_tokens += committed
                 self.generated.inc(committed)
                 if drafted and self.spec is not None:
+                    self._requests.observe(task.id, drafted, accepted)
                     drafts, draft_tokens, accepted_tokens = self.spec
                     drafts.inc()
                     draft_tokens.inc(drafted)
@@ -213,10 +238,15 @@ class VllmMetrics:
                         self.per_pos[pos].inc()
             self.iteration.observe(step_tokens)
 
+    def request_spec(self, task_id: int) -> dict[str, object] | None:
+        with self._lock:
+            return self._requests.take(task_id)
+
     def on_finish(self, task: Task, stop_type: str) -> None:
         reason = {"limit": "length", "eos": "stop"}.get(stop_type, "abort")
         end = task.t_gen_last if task.n_decoded else task.t_start
         with self._lock:
+            self._requests.trim()
             self.success.labels(*self._values, reason).inc()
             if task.n_decoded == 0:
                 return
@@ -234,10 +264,21 @@ class VllmMetrics:
             if task.n_predict > 0:
                 self.max_tokens.observe(task.n_predict)
 
-    def page(self, running: int, waiting: int, kv_usage: float) -> bytes:
-        """The page now; the gauges are the scheduler's state at this instant."""
+    def set_gauges(self, running: int, waiting: int, kv_usage: float) -> None:
+        """The scheduler's state at this instant."""
         with self._lock:
             self.running.set(running)
             self.waiting.set(waiting)
+            self.waiting_capacity.set(waiting)
             self.kv_usage.set(kv_usage)
+
+    def page(self, running: int, waiting: int, kv_usage: float) -> bytes:
+        """The page now, as one API server's single-process registry renders it."""
+        self.set_gauges(running, waiting, kv_usage)
+        with self._lock:
             return generate_latest(self.registry)
+
+    def render(self, engine: Engine) -> bytes:
+        live = engine.live()
+        used = sum(v.n_prompt_tokens for v in engine.slots() if v.is_processing)
+        return self.page(live.busy_slots, live.deferred, used / (engine.n_slots * engine.n_ctx))

@@ -142,7 +142,8 @@ def test_every_documented_series_is_served_for_a_drafting_server_with_a_sweep():
     polls = snapshots(
         "http://d", 125, drafting=True, spec_types="draft-simple", busy_slots_per_decode=2.0,
         slots_total=4, slots_busy=2, window_steps=50, window_drafted=150, window_accepted=70,
-        window_per_position=(40, 20, 10),
+        window_per_position=(40, 20, 10), kv_cache_usage=0.5, waiting_by_reason=(("capacity", 1),),
+        engine_sleeping=False, spec_num_steps=3,
     )  # fmt: skip
     idle = [  # two idle seconds first: 20 readings with nothing running give the idle baseline
         ServerSnapshot(url="http://d", backend="llama.cpp", taken_at_s=t, status="ok", window_s=1.0,
@@ -259,3 +260,18 @@ def test_meters_must_be_one_or_one_per_server(capsys):
     args += ["--meter", "none", "--meter", "none", "--meter", "none"]
     assert main(args) == 2
     assert "3 --meter for 2 --server" in capsys.readouterr().err
+
+
+def test_engine_state_is_served_per_reason():
+    polls = snapshots(
+        "http://d", 50, kv_cache_usage=0.375, waiting_by_reason=(("capacity", 5), ("deferred", 1)),
+        engine_sleeping=True,
+    )  # fmt: skip
+    exporter = SpectopExporter(None, None)
+    feed(exporter, 0, polls)
+    served = page(exporter)
+    waiting = {labels["reason"]: v for labels, v in served["spectop_requests_waiting"]}
+    assert waiting == {"capacity": 5.0, "deferred": 1.0}
+    assert [v for _, v in served["spectop_engine_sleeping"]] == [1.0]
+    assert [v for _, v in served["spectop_kv_cache_usage_ratio"]] == [0.375]
+    assert "spectop_speculative_steps" not in served  # unknown is not served

@@ -72,7 +72,7 @@ def test_open_collector_refuses_unknown_backends():
 
 
 def test_each_dialect_names_its_route_and_capabilities():
-    assert [default_route(b) for b in ("llama.cpp", "vllm", "sglang")] == ["completion", "chat", "chat"]
+    assert [default_route(b) for b in ("llama.cpp", "vllm", "sglang")] == ["completion", "chat", "completion"]
     assert default_route("unknown") == "chat"  # a failed detection still probes over OpenAI chat
     assert dialect("llama.cpp").load_endpoint == "/slots" and dialect("sglang").load_endpoint == "/v1/loads"
     assert dialect("vllm").load_endpoint is None  # running requests are a /metrics gauge

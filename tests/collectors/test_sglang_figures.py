@@ -41,6 +41,8 @@ def test_one_poll_of_two_dp_ranks_field_by_field():
         accept_rate_gauge=pytest.approx((3.6 + 2 / 3) / 8),
         accept_length_lifetime=pytest.approx(2.71),
         verify_width_tokens=4,
+        kv_cache_usage=pytest.approx((0.5 + 0.25) / 2),  # the ranks' token_usage, a mean
+        itl_observations_total=2900,  # the fake's inter-token latency count
     )
 
 

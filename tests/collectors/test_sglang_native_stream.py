@@ -25,7 +25,7 @@ def replay(body: bytes) -> streams.StreamState:
     return state
 
 
-@pytest.mark.parametrize("version", ["0.5.10", "0.5.11"])
+@pytest.mark.parametrize("version", ["0.5.9", "0.5.10", "0.5.11", "0.5.23"])
 def test_drafted_accepted_and_steps_from_the_last_meta_info(version):
     state = replay(generate_stream(version, COUNTS, verify=13, accepted=26))
     assert state.done and state.finish_reason == "length"
@@ -35,8 +35,9 @@ def test_drafted_accepted_and_steps_from_the_last_meta_info(version):
     assert sum(e.n_tokens for e in state.events) == 40
 
 
-def test_0_5_4_gives_verify_passes_only():
-    state = replay(generate_stream("0.5.4", COUNTS, verify=13, accepted=26))
+@pytest.mark.parametrize("version", ["0.4.10", "0.5.4"])
+def test_old_releases_give_verify_passes_only(version):
+    state = replay(generate_stream(version, COUNTS, verify=13, accepted=26))
     assert state.steps() == 13 and state.spec_reported
     assert state.draft_n is None and state.draft_n_accepted is None  # no count to read, none invented
 

@@ -43,6 +43,7 @@ def test_one_poll_of_two_engines_field_by_field():
         steps_total=1000 + 380,
         drafted_steps_total=1000 + 300,
         per_position_total=(800 + 200, 600 + 80, 400 + 20),
+        kv_cache_usage=0.25,  # each engine's 0.25, a mean, never summed over engines
         metrics_status="ok",
         slots_status="ok",
     )

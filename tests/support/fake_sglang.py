@@ -21,6 +21,7 @@ class SglangRank:
     accept_rate: float = 0.0
     num_draft_tokens: float = 4
     context_len: float = 8192  # sglang:context_len, model_config.context_len
+    token_usage: float = 0.0  # sglang:token_usage, used / max_total_num_tokens (a share)
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,7 @@ def sglang_page(
         gauge("sglang:num_running_reqs", "The number of running requests.", "running"),
         gauge("sglang:num_queue_reqs", "The number of requests in the waiting queue.", "queued"),
         gauge("sglang:gen_throughput", "The generation throughput (token/s).", "decode_tokens"),
-        gauge("sglang:token_usage", "The token usage.", "running"),
+        gauge("sglang:token_usage", "The token usage.", "token_usage"),
         # observability/metrics_collector.py:1337 (0.5.23), set from model_config.context_len
         gauge("sglang:context_len", "Maximum context length.", "context_len"),
         realtime,

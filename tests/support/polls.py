@@ -11,10 +11,22 @@ from tests.support.fake_sglang import SglangRank, SglangTokenizer
 
 # two SGLang DP ranks and the tokenizer manager's counters, used by several SGLang tests
 R0 = SglangRank(
-    decode_tokens=2800, prefill_tokens=9000, running=6, queued=1, accept_length=2.8, accept_rate=0.6
+    decode_tokens=2800,
+    prefill_tokens=9000,
+    running=6,
+    queued=1,
+    accept_length=2.8,
+    accept_rate=0.6,
+    token_usage=0.5,
 )
 R1 = SglangRank(
-    decode_tokens=1000, prefill_tokens=3000, running=2, queued=0, accept_length=2.0, accept_rate=1 / 3
+    decode_tokens=1000,
+    prefill_tokens=3000,
+    running=2,
+    queued=0,
+    accept_length=2.0,
+    accept_rate=1 / 3,
+    token_usage=0.25,
 )
 TOK = SglangTokenizer(generated_streaming=2900, generated_plain=100, verify_calls=1000, prompt=12000)
 

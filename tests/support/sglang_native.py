@@ -9,7 +9,9 @@ last output only (`_calculate_spec_decoding_metrics`, called when the request fi
 - 0.5.4 (`tokenizer_manager.py:1581-1616`): spec_verify_ct, spec_accept_rate (accepted /
   (verify × steps)), spec_accept_length (completion / verify);
 - 0.5.10 (`:1902-1943`): spec_accept_token_num, spec_draft_token_num (verify × (D − 1)), spec_verify_ct, …;
-- 0.5.11 (`:2076-2120`): spec_accepted_drafts, spec_proposed_drafts (verify × (D − 1)), spec_verify_ct, ….
+- 0.5.11 (`:2076-2120`): spec_accepted_drafts, spec_proposed_drafts (verify × (D − 1)), spec_verify_ct, …;
+- 0.4.10 (`:1540`): spec_verify_ct only; 0.5.9 (`:1851-1857`): 0.5.10's names;
+- 0.5.23 (`:3138-3172`): spec_num_correct_drafts, spec_num_proposed_drafts (verify × (D − 1)), spec_verify_ct, ….
 """
 
 from __future__ import annotations
@@ -20,17 +22,17 @@ import json
 def spec_meta(version: str, completion: int, verify: int, accepted: int, draft_tokens: int = 4) -> dict:
     """The spec keys of a finished request's meta_info on `version` (steps = draft_tokens − 1 here)."""
     drafted = verify * (draft_tokens - 1)
-    if version == "0.5.4":
+    if version in ("0.4.10", "0.5.4"):
         return {
             "spec_verify_ct": verify,
             "spec_accept_rate": accepted / drafted,
             "spec_accept_length": completion / verify,
         }
-    names = (
-        ("spec_accept_token_num", "spec_draft_token_num")
-        if version == "0.5.10"
-        else ("spec_accepted_drafts", "spec_proposed_drafts")
-    )
+    names = {
+        "0.5.9": ("spec_accept_token_num", "spec_draft_token_num"),
+        "0.5.10": ("spec_accept_token_num", "spec_draft_token_num"),
+        "0.5.11": ("spec_accepted_drafts", "spec_proposed_drafts"),
+    }.get(version, ("spec_num_correct_drafts", "spec_num_proposed_drafts"))
     return {
         "spec_accept_rate": accepted / drafted,
         "spec_accept_length": completion / verify,

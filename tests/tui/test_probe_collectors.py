@@ -28,7 +28,7 @@ def fake_llama(path: str, query: dict[str, str]) -> Answer:
     [
         (fake_llama, "llama.cpp", "completion", 2),
         (FakeVllm([VllmEngine(running=3), VllmEngine(running=4)]), "vllm", "chat", 7),
-        (FakeSglang([SglangRank(running=5), SglangRank(running=1)]), "sglang", "chat", 6),
+        (FakeSglang([SglangRank(running=5), SglangRank(running=1)]), "sglang", "completion", 6),
     ],
     ids=["llama", "vllm", "sglang"],
 )

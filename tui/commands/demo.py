@@ -69,6 +69,13 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         help="the server both simulated arms speak (default llama-server)",
     )
     parser.add_argument(
+        "--dp",
+        type=int,
+        choices=(1, 2, 4, 8),
+        default=1,
+        help="with --backend vllm: data-parallel engines per arm, each with its API server (default 1)",
+    )
+    parser.add_argument(
         "--port",
         type=opts.whole("--port", 0, 65533, 9000),
         default=0,
@@ -135,8 +142,15 @@ def _start(args: argparse.Namespace) -> Simulator:
         )
     try:
         return Simulator(
-            args.profile, seed=args.seed, speedup=args.speedup, ports=_ports(args.port), backend=args.backend
+            args.profile,
+            seed=args.seed,
+            speedup=args.speedup,
+            ports=_ports(args.port),
+            backend=args.backend,
+            dp=getattr(args, "dp", 1),
         ).start()
+    except ValueError as exc:
+        raise SpectopError(f"demo: --dp {args.dp}: {exc}", "use --dp with --backend vllm") from None
     except KeyError as exc:
         raise SpectopError(f"demo: {exc.args[0]}", "see spectop demo --help for the profiles") from None
     except OSError as exc:

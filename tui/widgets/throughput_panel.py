@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
-from collectors.fmt import num
+from collectors.fmt import num, pct
 from collectors.servers.snapshot import ServerSnapshot
 from tui.widgets.figures import line
 from tui.widgets.panel import Panel
@@ -27,11 +27,16 @@ class ThroughputPanel(Panel):
         exact = "" if s.live_tok_s_exact or s.live_tok_s is None else " ≥"
         busy = f"{num(s.slots_busy, 'd')}/{num(s.slots_total, 'd')} slots"
         waiting = f", {s.requests_deferred} waiting" if s.requests_deferred else ""
-        return [
+        out = [
             line((f"{exact}{num(s.live_tok_s, '.1f')} tok/s", "bold")),
             line(busy + waiting),
             line(("batch/decode ", "dim"), num(s.busy_slots_per_decode, ".2f")),
         ]
+        if s.kv_cache_usage is not None or s.engine_sleeping:  # vLLM, SGLang: KV use, sleep (idle power)
+            asleep = ", engine asleep" if s.engine_sleeping else ""
+            preempted = f", {s.preemptions_total} preempted" if s.preemptions_total else ""
+            out.append(line(("KV cache ", "dim"), pct(s.kv_cache_usage) + asleep + preempted))
+        return out
 
     def series(self, view: ThroughputView) -> list[float]:
         return list(view.history_tok_s)
