@@ -275,3 +275,25 @@ def test_engine_state_is_served_per_reason():
     assert [v for _, v in served["spectop_engine_sleeping"]] == [1.0]
     assert [v for _, v in served["spectop_kv_cache_usage_ratio"]] == [0.375]
     assert "spectop_speculative_steps" not in served  # unknown is not served
+
+
+def test_report_writes_a_saved_sweep_as_a_textfile(tmp_path):
+    from collectors.sweep.store import RunStore
+    from tests.support.cli_runs import spectop
+
+    run_dir = tmp_path / "20261130T180525Z"
+    run_dir.mkdir()
+    store = RunStore(run_dir)
+    store.write_meta({"planned_points": 15})
+    for row in note25_rows():
+        store.append_point(row)
+    prom = tmp_path / "spectop_sweep.prom"
+    result = spectop("report", str(run_dir), "--format", "json", "--textfile", str(prom))
+    assert result.returncode == 0, result.stderr
+    families = {f.name: f for f in text_string_to_metric_families(prom.read_text())}
+    (started,) = families["spectop_sweep_started_seconds"].samples
+    assert started.value == 1796061925.0 and started.labels == {"run": run_dir.name}
+    ratios = {s.labels["batch"]: s.value for s in families["spectop_sweep_energy_ratio"].samples}
+    assert ratios["4"] == pytest.approx((37.1 / 163.4) / (39.0 / 192.3), rel=1e-3)
+    bad = spectop("report", str(run_dir), "--textfile", str(tmp_path / "sweep.txt"))
+    assert bad.returncode == 2 and ".prom" in bad.stderr

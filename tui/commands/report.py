@@ -35,6 +35,7 @@ from collectors.sweep.tables import (
     to_table_csv,
     verdict_sentences,
 )
+from collectors.sweep.textfile import started_unix_s, write_textfile
 from tui.commands import _common as opts
 
 NAME = "report"
@@ -50,6 +51,13 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         "run_dir", type=Path, metavar="DIR", help="a folder written by spectop sweep, or a --record file"
     )
     parser.add_argument("--format", choices=("table", "csv", "markdown", "json"), default="table")
+    parser.add_argument(
+        "--textfile",
+        type=Path,
+        metavar="FILE.prom",
+        help="also write the sweep's table and crossover as Prometheus series, for node_exporter's "
+        "textfile collector (a paired sweep)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -62,6 +70,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"spectop report: skipped {printable(skipped[0])}{more}", file=sys.stderr)
     arms = meta.get("schema") == ARMS_RUN_SCHEMA or any(r.get("prompt_class") for r in rows)
     summary = summarize_arms(rows, meta) if arms else summarize(rows, meta)
+    if args.textfile:
+        if arms:
+            raise SpectopError(
+                "--textfile writes a paired sweep's series, and this is a multi-arm run",
+                "give the folder of a plain-against-draft sweep over batches",
+            )
+        name = args.run_dir.name
+        write_textfile({**summary, "run": name, "started_unix_s": started_unix_s(name)}, args.textfile)
+        print(f"spectop report: wrote {args.textfile}", file=sys.stderr)
     if args.format == "json":
         print(json_forms.dumps(summary, indent=2))
     elif args.format == "csv":
