@@ -106,6 +106,7 @@ def _entry(cls: str, batch: int, arm: str, block: Sequence[tuple[Row, tuple[str,
         **figures,
         "excluded": sorted({c for _, e in mine for c in e}),
         "backend": server.get("backend"),
+        "build": server.get("build"),
         "command": server.get("command"),
     }
 
@@ -153,10 +154,9 @@ def _turn_off(verdicts: Sequence[dict[str, Any]], table: Sequence[dict[str, Any]
         drafting = [v["batch"] for v in mine if v["best_energy"] != "plain"]
         plain = [v["batch"] for v in mine if v["best_energy"] == "plain"]
         if drafting and plain and max(drafting) < min(plain):
-            backend = next(
-                (t["backend"] for t in table if t["prompt_class"] == cls and t.get("backend")), None
-            )
-            out.append(
-                {"prompt_class": cls, "batch": max(drafting), "setting": off_above(backend, max(drafting))}
-            )
+            top = max(drafting)
+            server = next((t for t in table if t["prompt_class"] == cls and t.get("backend")), {})
+            best = next(v["best_energy"] for v in mine if v["batch"] == top)
+            setting = off_above(server.get("backend"), top, server.get("build"), draft_length(best))
+            out.append({"prompt_class": cls, "batch": top, "setting": setting})
     return out

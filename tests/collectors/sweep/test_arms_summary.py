@@ -124,7 +124,18 @@ def test_settings_per_engine() -> None:
     assert setting_lines("draft-4", "other", "srv", 1) == [
         "at 1 concurrent request: run the draft-4 arm as measured: srv"
     ]
-    assert '"disable_by_batch_size": 5' in off_above("vllm", 4)
+    # vLLM by version, as each release's vllm/config/speculative.py has it (docs/draft-strategies.md)
+    assert off_above("vllm", 4, "0.33.0", 4) == (
+        'vLLM: add "num_speculative_tokens_per_batch_size": [[1, 4, 4], [5, 5, 0]] to '
+        "--speculative-config (no drafting above 4 concurrent requests)"
+    )
+    assert off_above("vllm", 4, "0.11.0") == (
+        "vLLM 0.11: run without --speculative-config above 4 concurrent requests "
+        "(its disable_by_batch_size is declared but read by nothing in 0.11)"
+    )
+    assert "disable_by_batch_size" not in off_above("vllm", 4, "0.33.0")
+    unknown = off_above("vllm", 4, None)
+    assert unknown.startswith("vLLM: run without --speculative-config above 4 concurrent requests")
     assert off_above("llama.cpp", 4) == "llama-server: run without a draft above 4 concurrent requests"
 
 
