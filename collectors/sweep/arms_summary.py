@@ -35,6 +35,25 @@ def _exclusions(rows: Sequence[Row]) -> list[tuple[str, ...]]:
     ]
 
 
+def _void_waived(rows: Sequence[Row]) -> list[dict[str, Any]]:
+    """Each arm that drafted nothing on a class but drafts on another: where, and whether it copies."""
+    out = []
+    for arm in _ordered([r["arm"] for r in rows if r["arm"] != "plain"]):
+        mine = [r for r in rows if r["arm"] == arm]
+        drafts_on = _ordered([r.get("prompt_class") for r in mine if r.get("drafted")])
+        idle_on = _ordered(
+            [
+                r.get("prompt_class")
+                for r in mine
+                if r.get("drafted") == 0 and r.get("prompt_class") not in drafts_on
+            ]
+        )
+        if drafts_on and idle_on:
+            copies = any(checks.copies_ngrams(r) for r in mine)
+            out += [{"arm": arm, "prompt_class": c, "drafts_on": drafts_on, "ngram": copies} for c in idle_on]
+    return out
+
+
 def _ordered(values: Sequence[Any]) -> list[Any]:
     return list(dict.fromkeys(values))
 
@@ -75,6 +94,7 @@ def summarize_arms(rows: Sequence[Row], meta: Row | None = None) -> dict[str, An
         "verdicts": verdicts,
         "turn_off": _turn_off(verdicts, table),
         "failed_arms": dict(meta.get("failed_arms") or {}),
+        "void_waived": _void_waived(rows),
         # what has no trustworthy figure, and why (the CLI's exit code reads it as the paired sweep's)
         "untrusted": [
             {

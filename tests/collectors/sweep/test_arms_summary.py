@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from collectors.sweep import checks
 from collectors.sweep.arms_summary import summarize_arms
 from collectors.sweep.arms_tables import arms_sentences, to_arms_csv, to_arms_markdown
 from collectors.sweep.settings import off_above, setting_lines
@@ -159,3 +160,34 @@ def test_drafting_best_at_small_batches_only_turns_off_above() -> None:
         "code: drafting pays up to 1 concurrent request. Setting: llama-server: run without a draft above 1 "
         "concurrent request" in arms_sentences(summary)
     )
+
+
+def test_void_message_names_what_an_ngram_arm_does() -> None:
+    ngram = checks.drafting_flags(_row("prose", "ngram", 59.0, 367.0))
+    assert [f["code"] for f in ngram] == ["void"]
+    # n-gram copying has no draft model: the -md advice would send the user the wrong way
+    assert "-md" not in ngram[0]["message"] and "no repeated text to copy" in ngram[0]["message"]
+    # an arm named otherwise whose command copies n-grams gets the same message
+    fast = {
+        **_row("prose", "fast", 59.0, 367.0),
+        "server": {"command": "llama-server --spec-type ngram-simple"},
+    }
+    assert checks.drafting_flags(fast)[0]["message"].startswith(
+        "the fast arm drafted nothing: n-gram copying"
+    )
+    # a draft-model arm that drafted nothing is a setup fault, and the message says the fix
+    draft = checks.drafting_flags(_row("code", "draft-4", 60.0, 360.0))
+    assert "--spec-type draft-simple as well as -md" in draft[0]["message"]
+
+
+def test_arm_idle_on_one_class_but_drafting_on_another_is_said() -> None:
+    summary = summarize_arms(_rows())
+    assert summary["void_waived"] == [
+        {"arm": "ngram", "prompt_class": "prose", "drafts_on": ["edit"], "ngram": True}
+    ]
+    assert (
+        "ngram on prose: n-gram copying found nothing to copy there, but it drafts on edit, so that "
+        "point measures its plain decoding and counts (not a void arm)."
+    ) in arms_sentences(summary)
+    # an arm void everywhere is not waived
+    assert summarize_arms([r for r in _rows() if r["prompt_class"] == "prose"])["void_waived"] == []
