@@ -12,6 +12,7 @@ everywhere is still excluded; an arm whose server failed is named with why, its 
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -93,6 +94,7 @@ def summarize_arms(rows: Sequence[Row], meta: Row | None = None) -> dict[str, An
         "rows": table,
         "verdicts": verdicts,
         "turn_off": _turn_off(verdicts, table),
+        "round_energy_mj": round_energy_mj(table),
         "failed_arms": dict(meta.get("failed_arms") or {}),
         "void_waived": _void_waived(rows),
         # what has no trustworthy figure, and why (the CLI's exit code reads it as the paired sweep's)
@@ -113,6 +115,22 @@ def summarize_arms(rows: Sequence[Row], meta: Row | None = None) -> dict[str, An
         },
         "flags": sorted({f["code"] for r in rows for f in r.get("flags", [])}),
     }
+
+
+def round_energy_mj(table: Sequence[Row]) -> dict[str, float]:
+    """Energy per round J_k = mJ/token × G for each measured draft length (`draft-N` arms), at the
+    smallest batch swept, the median over classes: a round's cost is the hardware's (a verify of
+    k + 1 positions and k draft steps), so it varies little with the prompts; keys are the lengths
+    as text (JSON). The drafting panel pairs it with the server's live survival (marginal.py)."""
+    smallest = min((int(t["batch"]) for t in table), default=None)
+    by_length: dict[int, list[float]] = {}
+    for t in table:
+        n = draft_length(t["arm"])
+        if n is None or t["batch"] != smallest or not t["trusted"]:
+            continue
+        if t["mj_per_token"] and t["mean_advance"]:
+            by_length.setdefault(n, []).append(t["mj_per_token"] * t["mean_advance"])
+    return {str(n): statistics.median(js) for n, js in sorted(by_length.items())}
 
 
 def _entry(cls: str, batch: int, arm: str, block: Sequence[tuple[Row, tuple[str, ...]]]) -> dict[str, Any]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from collectors.sweep import checks
 from collectors.sweep.arms_summary import summarize_arms
 from collectors.sweep.arms_tables import arms_sentences, to_arms_csv, to_arms_markdown
@@ -191,3 +193,10 @@ def test_arm_idle_on_one_class_but_drafting_on_another_is_said() -> None:
     ) in arms_sentences(summary)
     # an arm void everywhere is not waived
     assert summarize_arms([r for r in _rows() if r["prompt_class"] == "prose"])["void_waived"] == []
+
+
+def test_round_energy_per_draft_length_for_the_live_advice() -> None:
+    # J_k = mJ/token x G at batch 1; code's draft-4: 288 x (1 + 200/75) = 1056, prose's draft-4:
+    # 396 x (1 + 135/75) = 1108.8: median 1082.4; draft-8: code 374.4 x (1 + 260/60) = 1996.8 and
+    # prose 612 x (1 + 150/75) = 1836: median 1916.4; n-gram has no length and is left out
+    assert summarize_arms(_rows())["round_energy_mj"] == pytest.approx({"4": 1082.4, "8": 1916.4})
