@@ -34,7 +34,8 @@ from tui.config import Settings
 from tui.screens.dashboard import DashboardScreen
 from tui.state import LiveState
 from tui.widgets.help_screen import HelpScreen
-from tui.widgets.sweep_dialog import SweepDialog, SweepRequest, arm_field
+from tui.widgets.sweep_dialog import SavedRun, SweepDialog, SweepRequest, arm_field
+from tui.widgets.sweep_panel import is_arms, sweep_headline
 from tui.workers import WorkingApp
 
 LIVE_REPAINT_S = 1.0  # the least time between two repaints of power and energy by meter reads
@@ -157,12 +158,10 @@ class SpectopApp(WorkingApp):
             elif isinstance(event, PointDone):
                 self.add_records(event.records)
             elif isinstance(event, SweepEnded):
-                self.state.sweep_summary = (
-                    event.summary if event.summary["rows"] else self.state.sweep_summary
-                )
+                self.keep_sweep_summary(event.summary)
                 self.sweep_ended()
                 self.notify(
-                    event.summary["recommendation"],
+                    sweep_headline(event.summary),
                     title="sweep finished" if not event.error else "sweep stopped",
                     severity="error" if event.error else "information",
                     markup=False,
@@ -230,7 +229,17 @@ class SpectopApp(WorkingApp):
         )
         self.push_screen(dialog, self.start_sweep)
 
-    def start_sweep(self, request: SweepRequest | None) -> None:
+    def keep_sweep_summary(self, summary: dict) -> None:  # paired: the live verdict; arms: width advice
+        if is_arms(summary):
+            self.main.drafting_panel.set_round_energy(summary.get("round_energy_mj"))
+        elif summary["rows"]:
+            self.state.sweep_summary = summary
+
+    def start_sweep(self, request: SweepRequest | SavedRun | None) -> None:
+        if isinstance(request, SavedRun):  # a finished run, shown from its folder
+            self.action_tab("sweep")
+            self.keep_sweep_summary(request.summary)
+            return self.main.sweep_panel.show_saved(request.summary, str(request.run_dir))
         if request is None:
             return
         self.action_tab("sweep")

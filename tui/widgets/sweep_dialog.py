@@ -1,12 +1,16 @@
 """The dialog that sets up a sweep: a quick preset beside the full protocol, batches, length, passes, prompts, arms.
 
 An arm's command is shown with its secrets replaced (`--api-key ***`, collectors/redact.py); what
-runs is the command as given, with any edit the user made to the shown one.
+runs is the command as given, with any edit the user made to the shown one. A finished run of
+either kind (a multi-arm one from `spectop sweep --arm …`, or any `spectop report` folder) is shown
+from its folder instead: "Show saved run" returns its summary, read from the files, not a plan.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
 
 from rich.text import Text
 from textual import on
@@ -18,6 +22,7 @@ from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 from collectors.errors import SpectopError
 from collectors.redact import redact_command, restore
 from collectors.sweep.arms import ArmSpec, make_arms
+from collectors.sweep.arms_runner import summarize_saved
 from collectors.sweep.plan import SweepPlan, parse_batches
 from collectors.sweep.prompts import BUILT_IN, load_prompts
 
@@ -28,6 +33,14 @@ class SweepRequest:
 
     plan: SweepPlan
     arms: tuple[ArmSpec, ArmSpec]
+
+
+@dataclass(frozen=True, slots=True)
+class SavedRun:
+    """What the dialog returns to show a finished run: its folder and its summary."""
+
+    run_dir: Path
+    summary: dict[str, Any]
 
 
 PLAIN_HINT = "http://…, a command, or blank to derive from the draft command"
@@ -46,7 +59,7 @@ def parse_arm(text: str) -> tuple[str | None, str | None]:
     return (text, None) if text.startswith(("http://", "https://")) else (None, text)
 
 
-class SweepDialog(ModalScreen[SweepRequest | None]):
+class SweepDialog(ModalScreen[SweepRequest | SavedRun | None]):
     BINDINGS = [("escape", "dismiss_dialog", "Close")]
 
     def __init__(self, quick_plan: SweepPlan, full_plan: SweepPlan, plain: str, draft: str) -> None:
@@ -86,9 +99,12 @@ class SweepDialog(ModalScreen[SweepRequest | None]):
                 yield Checkbox(value=plan.fresh_server, id="fresh", compact=True)
                 yield Label("refine around the crossover")
                 yield Checkbox(value=plan.refine, id="refine", compact=True)
+                yield Label("or show a saved run")
+                yield Input(id="saved-run", compact=True, placeholder="a folder spectop sweep wrote")
             yield Static("", id="dialog-error")
             with Horizontal(id="dialog-buttons"):
                 yield Button("Run", id="dialog-run", variant="success", compact=True)
+                yield Button("Show saved run", id="dialog-show", compact=True)
                 yield Button("Cancel", id="dialog-cancel", compact=True)
 
     def _fill(self, plan: SweepPlan) -> None:
@@ -110,11 +126,27 @@ class SweepDialog(ModalScreen[SweepRequest | None]):
 
     @on(Button.Pressed, "#dialog-run")
     @on(Input.Submitted)
-    def submit_request(self) -> None:
+    def submit_request(self, event: Button.Pressed | Input.Submitted) -> None:
+        saved = isinstance(event, Input.Submitted) and event.input.id == "saved-run"
         try:
-            self.dismiss(self.request())
+            self.dismiss(self.saved_run() if saved else self.request())
         except (SpectopError, ValueError) as exc:
             self.query_one("#dialog-error", Static).update(Text(f"⚠ {exc}"))  # never read as markup
+
+    @on(Button.Pressed, "#dialog-show")
+    def show_saved_run(self) -> None:
+        try:
+            self.dismiss(self.saved_run())
+        except SpectopError as exc:
+            self.query_one("#dialog-error", Static).update(Text(f"⚠ {exc}"))
+
+    def saved_run(self) -> SavedRun:
+        """The run in the saved-run field, summarized from its files (a few small files: read here)."""
+        folder = self.query_one("#saved-run", Input).value.strip()
+        if not folder:
+            raise SpectopError("no saved run given", "type the folder spectop sweep printed")
+        run_dir = Path(folder).expanduser()
+        return SavedRun(run_dir, summarize_saved(run_dir))
 
     def request(self) -> SweepRequest:
         """The sweep as set in the fields; a bad field raises with a message shown in the dialog."""
