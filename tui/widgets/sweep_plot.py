@@ -74,7 +74,8 @@ class SweepPlot(PlotextPlot):
             }
             plt.title(f"mJ/token by arm per class, {batch} request" + ("" if batch == 1 else "s"))
             series = [[cells.get((c, a)) or 0.0 for a in summary["arms"]] for c in summary["classes"]]
-            plt.multiple_bar(summary["arms"], series, labels=summary["classes"])
+            # plotext takes `labels` (a list); textual-plotext's stub says `label`
+            plt.multiple_bar(summary["arms"], series, labels=summary["classes"])  # type: ignore[call-arg]
         else:
             plt.title("mJ/token by arm per class")
         self.refresh()
