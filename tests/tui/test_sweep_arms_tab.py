@@ -16,18 +16,21 @@ from typing import Any
 
 import pytest
 from rich.text import Text
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import Button, DataTable, Input, Select, Static
 
+from collectors.meters import Sampler, open_meter
+from collectors.simulator import Simulator
 from collectors.simulator.profiles_note001 import ARMS, TABLE
 from collectors.sweep.arms_runner import ARMS_RUN_SCHEMA
 from collectors.sweep.arms_summary import summarize_arms
 from collectors.sweep.events import PointDone, PointProgressed, SweepEnded, SweepStarted
 from collectors.sweep.plan import PointKey, SweepPlan
 from tests.support import synthetic
-from tests.support.dashboard import FakeCollector, FakeSampler
+from tests.support.dashboard import FakeCollector, FakeSampler, wait_until
 from tui import messages
 from tui.app import SpectopApp
 from tui.config import Settings
+from tui.widgets.sweep_dialog import CLASSES as CLASSES_OPTION
 from tui.widgets.sweep_dialog import SweepDialog
 
 CLASSES = ("code", "prose", "edit")
@@ -189,18 +192,18 @@ async def test_dialog_shows_a_saved_multi_arm_run(tmp_path: Path) -> None:
     app = make_app()
     async with app.run_test(size=SIZES["wide"]) as pilot:
         app.action_sweep()
-        await pilot.pause()
-        assert isinstance(app.screen, SweepDialog)
-        app.screen.query_one("#saved-run", Input).value = str(tmp_path / "missing")
-        await pilot.click("#dialog-show")
-        await pilot.pause()
+        await wait_until(pilot, lambda: isinstance(app.screen, SweepDialog))
+        dialog = app.screen
+        dialog.query_one("#saved-run", Input).value = str(tmp_path / "missing")
+        dialog.query_one("#dialog-show", Button).press()
+        error = dialog.query_one("#dialog-error", Static)
+        await wait_until(pilot, lambda: "no sweep results at" in plain_text(error))
         # a wrong folder is one line in the dialog, which stays open
-        assert isinstance(app.screen, SweepDialog)
-        assert "no sweep results at" in plain_text(app.screen.query_one("#dialog-error", Static))
-        app.screen.query_one("#saved-run", Input).value = str(tmp_path / "run")
-        await pilot.click("#dialog-show")
-        await pilot.pause()
-        assert not isinstance(app.screen, SweepDialog)
+        assert app.screen is dialog
+        dialog.query_one("#saved-run", Input).value = str(tmp_path / "run")
+        dialog.query_one("#dialog-show", Button).press()
+        await wait_until(pilot, lambda: ("edit", "ngram") in grid(app))
+        assert app.screen is not dialog
         assert app.main.tabs.active == "sweep"
         assert grid(app)[("edit", "ngram")]["best"] == "energy+speed"
         assert 4 in app.main.drafting_panel.round_energy_mj
@@ -209,3 +212,54 @@ async def test_dialog_shows_a_saved_multi_arm_run(tmp_path: Path) -> None:
 @pytest.mark.parametrize("size", SIZES.values(), ids=SIZES.keys())
 def test_finished_multi_arm_sweep(snap_compare, size):
     assert snap_compare(make_app(), terminal_size=size, run_before=feed_arms)
+
+
+@pytest.fixture(scope="module")
+def sim():
+    with Simulator(seed=7, speedup=8.0) as simulator:
+        yield simulator
+
+
+async def test_dialog_starts_a_multi_arm_sweep_over_classes(sim, tmp_path: Path) -> None:
+    plan = SweepPlan(batches=(1,), max_tokens=32, passes=1, idle_s=0.3, warmup_tokens=4)
+    sampler = Sampler(open_meter(f"dcgm={sim.meter_url}/metrics?period=0.1")).start()
+    settings = Settings(
+        server_url=sim.draft_url,
+        plain_url=sim.plain_url,
+        draft_url=sim.draft_url,
+        results_root=tmp_path,
+        quick_plan=plan,
+        poll=False,
+    )
+    app = SpectopApp(settings, FakeCollector(synthetic.snapshots()), sampler)
+    seen: list = []
+    try:
+        async with app.run_test(size=SIZES["wide"], message_hook=seen.append) as pilot:
+            await pilot.press("s")
+            dialog = app.screen
+            assert isinstance(dialog, SweepDialog)
+            # draft lengths vary a draft command; a running server's URL cannot be varied
+            dialog.query_one("#draft-lengths", Input).value = "2,8"
+            await pilot.click("#dialog-run")
+            await pilot.pause()
+            assert "--draft-max needs the draft command" in plain_text(
+                dialog.query_one("#dialog-error", Static)
+            )
+            dialog.query_one("#draft-lengths", Input).value = ""
+            dialog.query_one("#prompts", Select).value = CLASSES_OPTION
+            dialog.query_one("#dialog-run", Button).press()
+            await wait_until(pilot, lambda: ended(seen), timeout_s=120)
+            await pilot.pause()
+            (done,) = ended(seen)
+            assert done.error is None and done.summary["classes"] == list(CLASSES)
+            assert sorted(grid(app)) == sorted((c, a) for c in CLASSES for a in ("plain", "draft"))
+            assert app.state.sweep_summary is None  # a multi-arm run is not the live verdict's curve
+    finally:
+        sampler.stop()
+        sampler.meter.close()
+
+
+def ended(seen: list) -> list:
+    return [
+        m.event for m in seen if isinstance(m, messages.SweepProgressed) and isinstance(m.event, SweepEnded)
+    ]

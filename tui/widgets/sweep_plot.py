@@ -13,6 +13,7 @@ from typing import Any
 from textual_plotext import PlotextPlot
 
 from collectors.sweep.arms_summary import ARMS_SUMMARY_SCHEMA
+from collectors.sweep.settings import draft_length
 
 
 class SweepPlot(PlotextPlot):
@@ -72,10 +73,21 @@ class SweepPlot(PlotextPlot):
                 for t in summary["rows"]
                 if t["batch"] == batch
             }
-            plt.title(f"mJ/token by arm per class, {batch} request" + ("" if batch == 1 else "s"))
+            plt.title(
+                f"mJ/token by arm per class (N: draft-N), {batch} request" + ("" if batch == 1 else "s")
+            )
             series = [[cells.get((c, a)) or 0.0 for a in summary["arms"]] for c in summary["classes"]]
+            positions = [float(i) for i in range(1, len(summary["arms"]) + 1)]
             # plotext takes `labels` (a list); textual-plotext's stub says `label`
-            plt.multiple_bar(summary["arms"], series, labels=summary["classes"])  # type: ignore[call-arg]
+            plt.multiple_bar(positions, series, labels=summary["classes"], reset_ticks=False)  # type: ignore[call-arg]
+            # short tick labels (a draft-N arm is N): plotext places labels that crowd each other
+            # in an order that follows the string hash seed, so long ones moved between runs
+            plt.xticks(positions, [_short(a) for a in summary["arms"]])
         else:
             plt.title("mJ/token by arm per class")
         self.refresh()
+
+
+def _short(arm: str) -> str:
+    n = draft_length(arm)
+    return str(n) if n is not None else arm
