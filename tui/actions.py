@@ -16,7 +16,8 @@ from textual.widgets import Button
 
 from tui.fleet_app import FleetApp
 from tui.widgets.help_screen import HelpScreen
-from tui.widgets.sweep_dialog import SweepDialog, SweepRequest, arm_field
+from tui.widgets.sweep_dialog import SavedRun, SweepDialog, SweepRequest, arm_field
+from tui.widgets.sweep_panel import is_arms
 
 
 class ActionsApp(FleetApp):
@@ -40,7 +41,17 @@ class ActionsApp(FleetApp):
         )
         self.push_screen(dialog, self.start_sweep)
 
-    def start_sweep(self, request: SweepRequest | None) -> None:
+    def keep_sweep_summary(self, summary: dict) -> None:  # paired: the live verdict; arms: width advice
+        if is_arms(summary):
+            self.main.drafting_panel.set_round_energy(summary.get("round_energy_mj"))
+        elif summary["rows"]:
+            self.state.sweep_summary = summary
+
+    def start_sweep(self, request: SweepRequest | SavedRun | None) -> None:
+        if isinstance(request, SavedRun):  # a finished run, shown from its folder
+            self.action_tab("sweep")
+            self.keep_sweep_summary(request.summary)
+            return self.main.sweep_panel.show_saved(request.summary, str(request.run_dir))
         if request is None:
             return
         self.action_tab("sweep")

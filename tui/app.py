@@ -33,6 +33,7 @@ from tui.actions import ActionsApp
 from tui.config import Settings
 from tui.fleet import WatchedServer
 from tui.screens.dashboard import DashboardScreen
+from tui.widgets.sweep_panel import sweep_headline
 
 LIVE_REPAINT_S = 1.0  # the least time between two repaints of power and energy by meter reads
 
@@ -176,12 +177,10 @@ class SpectopApp(ActionsApp):
             elif isinstance(event, PointDone):
                 self.add_records(event.records)
             elif isinstance(event, SweepEnded):
-                self.state.sweep_summary = (
-                    event.summary if event.summary["rows"] else self.state.sweep_summary
-                )
+                self.keep_sweep_summary(event.summary)
                 self.sweep_ended()
                 self.notify(
-                    event.summary["recommendation"],
+                    sweep_headline(event.summary),
                     title="sweep finished" if not event.error else "sweep stopped",
                     severity="error" if event.error else "information",
                     markup=False,

@@ -26,6 +26,7 @@ from collectors.proxy_server import bind, serve
 from collectors.request_record import RequestRecord
 from collectors.servers import default_route
 from collectors.servers.answers import error_snapshot
+from collectors.sweep.arms_runner import run_arms_sweep
 from collectors.sweep.runner import run_sweep
 from tui import messages
 from tui.config import Settings
@@ -154,12 +155,11 @@ class WorkingApp(App[None]):
     def sweep_worker(self, request: SweepRequest) -> None:
         """The sweep engine in a thread; its events come back to the app as messages."""
         worker = get_current_worker()
-        for event in run_sweep(
-            request.plan,
-            request.arms,
-            self.sampler,
-            self.settings.results_root,
-            should_stop=lambda: worker.is_cancelled,
-            api_key=self.settings.api_key,
-        ):
+        stop, root, key = (lambda: worker.is_cancelled), self.settings.results_root, self.settings.api_key
+        if request.arms_plan:  # draft lengths or an n-gram arm: the multi-arm sweep
+            events = run_arms_sweep(request.arms_plan, request.arms, self.sampler, root, stop, key)
+        else:
+            paired = (request.arms[0], request.arms[1])
+            events = run_sweep(request.plan, paired, self.sampler, root, stop, key)
+        for event in events:
             self.post_message(messages.SweepProgressed(event))

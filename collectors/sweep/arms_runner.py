@@ -34,6 +34,7 @@ from collectors.sweep.points import run_points
 from collectors.sweep.prompts import PromptSet
 from collectors.sweep.runner import _Sweep
 from collectors.sweep.store import RunStore, load_run, new_run_dir
+from collectors.sweep.summary import summarize
 
 ARMS_RUN_SCHEMA = "spectop.run-arms/1"
 
@@ -170,3 +171,14 @@ def rewrite_arms_summary(run_dir: Path) -> dict[str, Any]:
     summary = summarize_arms(rows, meta)
     RunStore(run_dir).write_summary(summary, to_arms_csv(summary), to_arms_markdown(summary))
     return summary
+
+
+def is_arms_run(meta: dict[str, Any], rows: list[dict[str, Any]]) -> bool:
+    """A multi-arm run: its meta says so, or (a run cut short before its meta) its points carry a class."""
+    return meta.get("schema") == ARMS_RUN_SCHEMA or any(r.get("prompt_class") for r in rows)
+
+
+def summarize_saved(run_dir: Path, skipped: list[str] | None = None) -> dict[str, Any]:
+    """The summary of a saved run of either kind, from its files, without writing anything."""
+    meta, rows = load_run(run_dir, skipped)
+    return summarize_arms(rows, meta) if is_arms_run(meta, rows) else summarize(rows, meta)

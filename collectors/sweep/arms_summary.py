@@ -12,6 +12,7 @@ everywhere is still excluded; an arm whose server failed is named with why, its 
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -33,6 +34,25 @@ def _exclusions(rows: Sequence[Row]) -> list[tuple[str, ...]]:
         tuple(c for c in codes if not (c == "void" and r["arm"] in drafting))
         for r, codes in zip(rows, checks.exclusions(rows))
     ]
+
+
+def _void_waived(rows: Sequence[Row]) -> list[dict[str, Any]]:
+    """Each arm that drafted nothing on a class but drafts on another: where, and whether it copies."""
+    out = []
+    for arm in _ordered([r["arm"] for r in rows if r["arm"] != "plain"]):
+        mine = [r for r in rows if r["arm"] == arm]
+        drafts_on = _ordered([r.get("prompt_class") for r in mine if r.get("drafted")])
+        idle_on = _ordered(
+            [
+                r.get("prompt_class")
+                for r in mine
+                if r.get("drafted") == 0 and r.get("prompt_class") not in drafts_on
+            ]
+        )
+        if drafts_on and idle_on:
+            copies = any(checks.copies_ngrams(r) for r in mine)
+            out += [{"arm": arm, "prompt_class": c, "drafts_on": drafts_on, "ngram": copies} for c in idle_on]
+    return out
 
 
 def _ordered(values: Sequence[Any]) -> list[Any]:
@@ -74,7 +94,9 @@ def summarize_arms(rows: Sequence[Row], meta: Row | None = None) -> dict[str, An
         "rows": table,
         "verdicts": verdicts,
         "turn_off": _turn_off(verdicts, table),
+        "round_energy_mj": round_energy_mj(table),
         "failed_arms": dict(meta.get("failed_arms") or {}),
+        "void_waived": _void_waived(rows),
         # what has no trustworthy figure, and why (the CLI's exit code reads it as the paired sweep's)
         "untrusted": [
             {
@@ -95,6 +117,22 @@ def summarize_arms(rows: Sequence[Row], meta: Row | None = None) -> dict[str, An
     }
 
 
+def round_energy_mj(table: Sequence[Row]) -> dict[str, float]:
+    """Energy per round J_k = mJ/token × G for each measured draft length (`draft-N` arms), at the
+    smallest batch swept, the median over classes: a round's cost is the hardware's (a verify of
+    k + 1 positions and k draft steps), so it varies little with the prompts; keys are the lengths
+    as text (JSON). The drafting panel pairs it with the server's live survival (marginal.py)."""
+    smallest = min((int(t["batch"]) for t in table), default=None)
+    by_length: dict[int, list[float]] = {}
+    for t in table:
+        n = draft_length(t["arm"])
+        if n is None or t["batch"] != smallest or not t["trusted"]:
+            continue
+        if t["mj_per_token"] and t["mean_advance"]:
+            by_length.setdefault(n, []).append(t["mj_per_token"] * t["mean_advance"])
+    return {str(n): statistics.median(js) for n, js in sorted(by_length.items())}
+
+
 def _entry(cls: str, batch: int, arm: str, block: Sequence[tuple[Row, tuple[str, ...]]]) -> dict[str, Any]:
     mine = [(r, e) for r, e in block if r["arm"] == arm]
     figures = _arm([r for r, _ in mine], [e for _, e in mine])
@@ -106,6 +144,7 @@ def _entry(cls: str, batch: int, arm: str, block: Sequence[tuple[Row, tuple[str,
         **figures,
         "excluded": sorted({c for _, e in mine for c in e}),
         "backend": server.get("backend"),
+        "build": server.get("build"),
         "command": server.get("command"),
     }
 
@@ -153,10 +192,9 @@ def _turn_off(verdicts: Sequence[dict[str, Any]], table: Sequence[dict[str, Any]
         drafting = [v["batch"] for v in mine if v["best_energy"] != "plain"]
         plain = [v["batch"] for v in mine if v["best_energy"] == "plain"]
         if drafting and plain and max(drafting) < min(plain):
-            backend = next(
-                (t["backend"] for t in table if t["prompt_class"] == cls and t.get("backend")), None
-            )
-            out.append(
-                {"prompt_class": cls, "batch": max(drafting), "setting": off_above(backend, max(drafting))}
-            )
+            top = max(drafting)
+            server = next((t for t in table if t["prompt_class"] == cls and t.get("backend")), {})
+            best = next(v["best_energy"] for v in mine if v["batch"] == top)
+            setting = off_above(server.get("backend"), top, server.get("build"), draft_length(best))
+            out.append({"prompt_class": cls, "batch": top, "setting": setting})
     return out

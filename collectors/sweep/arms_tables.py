@@ -71,6 +71,12 @@ def arms_sentences(summary: Summary) -> list[str]:
         lines.append(
             f"{off['prompt_class']}: drafting pays up to {_requests(off['batch'])}. Setting: {off['setting']}"
         )
+    for w in summary.get("void_waived", []):
+        why = "n-gram copying found nothing to copy there" if w["ngram"] else "it drafted nothing there"
+        lines.append(
+            f"{w['arm']} on {w['prompt_class']}: {why}, but it drafts on {', '.join(w['drafts_on'])}, "
+            "so that point measures its plain decoding and counts (not a void arm)."
+        )
     for arm, why in summary.get("failed_arms", {}).items():
         lines.append(f"Arm {arm} failed, its points after that left out: {why}")
     if summary.get("idle_w") is not None:

@@ -6,7 +6,9 @@ point that carries it. The idle baseline is checked too (`idle_flag`): an idle w
 did not cover, one shorter than its update periods allow, or one the meter got wrong gives no
 baseline. A broken meter never passes as a measurement: a window it covered is still checked for
 a stuck value, a counter that ran back and a power its devices cannot draw
-(collectors/meters/plausible.py); without a meter a point is `no-meter`, never `meter-gap`.
+(collectors/meters/plausible.py); without a meter a point is `no-meter`, never `meter-gap`. A void
+point's message fits its arm: a draft model that drafted nothing is a setup fault (`-md` without
+`--spec-type`), n-gram copying that drafted nothing found nothing to copy, which is no fault.
 """
 
 from __future__ import annotations
@@ -86,19 +88,36 @@ def point_flags(
     return flags + ([traffic] if traffic else [])
 
 
+def copies_ngrams(row: Row) -> bool:
+    """Whether the point's arm drafts by n-gram copying: its name or its server's command says so
+    (llama-server's --spec-type ngram-*, vLLM's "method": "ngram", SGLang's NGRAM)."""
+    command = (row.get("server") or {}).get("command") or ""
+    return "ngram" in row["arm"].lower() or "ngram" in command.lower()
+
+
+def void_message(row: Row) -> str:
+    """Why a drafting point drafted nothing, and what to do. A draft model that never drafts is a
+    setup fault (llama-server needs --spec-type as well as -md); n-gram copying drafts only where
+    the text repeats, so on prompts with nothing to copy drafting nothing is what it does."""
+    if copies_ngrams(row):
+        return (
+            f"the {row['arm']} arm drafted nothing: n-gram copying found no repeated text to copy in "
+            "these prompts (it drafts where the answer repeats the prompt, as in edits); the point "
+            "measures plain decoding, and counts as measured if the arm drafts on another class"
+        )
+    return (
+        f"the {row['arm']} arm drafted nothing: a void point (llama-server needs "
+        "--spec-type draft-simple as well as -md)"
+    )
+
+
 def drafting_flags(row: Row) -> list[dict[str, str]]:
     """A drafting point (any arm but plain) that drafted nothing is void; one whose server gave no
     counts is unknown."""
     if row["arm"] == "plain":
         return []
     if row["drafted"] == 0:
-        return [
-            flag(
-                "void",
-                "the draft arm drafted nothing: a void point (llama-server needs "
-                "--spec-type draft-simple as well as -md)",
-            )
-        ]
+        return [flag("void", void_message(row))]
     flags = []
     if row["drafted"] is None:
         flags.append(

@@ -10,6 +10,8 @@ Pitfalls handled: from a sweep, J_k is energy per round, not per token (mJ/token
 width that looks dear per round can still pay when it commits more per round; a length with
 unknown G or energy gives no advice rather than a guess; survival is a probability, so a value
 outside [0, 1] or an advance below 1 (a round always commits the target's own token) is refused.
+Live (`live_width_advice`), J_k comes from the sweep and S_j from the server's window: a length
+beyond the positions the server drafted gets no advice, since survival there was never observed.
 """
 
 from __future__ import annotations
@@ -90,3 +92,20 @@ def width_advice(points: Mapping[int, tuple[float | None, float | None]]) -> lis
         (k, (mj, g)) for k, (mj, g) in points.items() if mj is not None and g is not None and mj > 0
     )
     return [width_step(a, b, pa, pb) for (a, pa), (b, pb) in zip(known, known[1:])]
+
+
+def live_width_advice(round_energy_mj: Mapping[int, float], survival: Sequence[float]) -> list[WidthStep]:
+    """Eq. 5 live: the sweep's energy per round J_k for each measured draft length, and the server's
+    survival S_j now (its traffic, not the sweep's prompts). Each step between neighbouring lengths
+    that the live drafts reach (k' ≤ the positions the server reports) is advised; a longer length is
+    left out, as the server has not drafted that far and its S_j there is unknown, not zero.
+    """
+    lengths = sorted(k for k, j in round_energy_mj.items() if j > 0 and 0 < k <= len(survival))
+    steps = []
+    for narrow, wide in zip(lengths, lengths[1:]):
+        advance = expected_advance(survival[:narrow])
+        added = math.fsum(survival[narrow:wide])
+        rise = round_energy_mj[wide] / round_energy_mj[narrow] - 1.0
+        threshold = widening_threshold(added, advance)
+        steps.append(WidthStep(narrow, wide, rise, added, threshold, rise < threshold))
+    return steps

@@ -14,27 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from collectors.errors import SpectopError
-
-_EDIT_INPUT = """def summarize(rows, key, limit=None):
-    totals = {}
-    for row in rows:
-        name = row[key]
-        totals[name] = totals.get(name, 0) + row["value"]
-    ordered = sorted(totals.items(), key=lambda item: item[1], reverse=True)
-    if limit is not None:
-        ordered = ordered[:limit]
-    return ordered
-
-
-def load(path):
-    with open(path) as handle:
-        return [parse(line) for line in handle if line.strip()]
-
-
-def parse(line):
-    name, value = line.split(",")
-    return {"name": name.strip(), "value": float(value)}
-"""
+from collectors.sweep.edit_input import EDIT_INPUT
 
 BUILT_IN: dict[str, tuple[str, ...]] = {
     # note 25's main table: a 512-token answer to the power-supply prompt, every request alike
@@ -55,10 +35,10 @@ BUILT_IN: dict[str, tuple[str, ...]] = {
         "answer back.",
         "Describe a walk through a city market early on a winter morning, in vivid detail.",
     ),
-    # seed 001: edits that repeat most of the input (acceptance near 100 %)
+    # seed 001: an edit that repeats most of its ~800-token input (acceptance near 100 %)
     "edit": (
         "Rewrite the following Python code with type hints on every function, and change nothing "
-        "else:\n\n" + _EDIT_INPUT,
+        "else:\n\n" + EDIT_INPUT,
     ),
 }
 BUILT_IN["mixed"] = BUILT_IN["code"] + BUILT_IN["prose"] + BUILT_IN["edit"]

@@ -4,9 +4,13 @@ llama-server (the pinned build's `--help`): a draft length is `--spec-draft-n-ma
 was removed; older builds still take it), n-gram copying is `--spec-type ngram-simple` without a
 draft model, and no drafting is the command without its speculative flags. vLLM: the fields of
 `--speculative-config` (`num_speculative_tokens`; `"method": "ngram"` with `prompt_lookup_max` for
-copying; `disable_by_batch_size` to stop drafting above a batch, a field of its SpeculativeConfig
-that not every version has, so the line says so). SGLang: the `--speculative-*` flags (drafts of
-N: N steps of top-1, N + 1 draft tokens; copying: `--speculative-algorithm NGRAM`).
+copying). Stopping drafting above a batch depends on the version, as its vllm/config/speculative.py
+says: 0.11.0 declares `disable_by_batch_size` (and checks it is at least 2) but no other file of the
+release reads it, so it changes nothing; 0.33.0 has no such field (its configs forbid unknown
+fields, so passing it is an error) and has `num_speculative_tokens_per_batch_size`, a list of
+inclusive (first batch, last batch, K) ranges whose last K holds beyond it, K = 0 allowed.
+SGLang: the `--speculative-*` flags (drafts of N: N steps of top-1, N + 1 draft tokens; copying:
+`--speculative-algorithm NGRAM`).
 
 Pitfalls handled: an arm whose name does not say what it drafts (a user's `--arm fast=URL`) gets
 its own command back, not a guessed flag; an engine spectop does not know gets the arm's name and
@@ -16,6 +20,7 @@ command, never another engine's flags.
 from __future__ import annotations
 
 import json
+import re
 
 from collectors.servers.llamacpp import BACKEND as LLAMACPP
 from collectors.servers.sglang import BACKEND as SGLANG
@@ -47,16 +52,45 @@ def setting_lines(arm: str, backend: str | None, command: str | None, batch: int
     return [f"{at}: run the {arm} arm as measured" + (f": {command}" if command else "")]
 
 
-def off_above(backend: str | None, batch: int) -> str:
-    """Drafting pays up to `batch` requests and costs beyond: the setting that stops it there."""
+def vllm_version(build: str | None) -> tuple[int, int] | None:
+    """(major, minor) of a vLLM build string such as "0.11.0" or "0.33.0rc1+cu129"; None if unreadable."""
+    found = re.match(r"\s*v?(\d+)\.(\d+)", build or "")
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def off_above(
+    backend: str | None, batch: int, build: str | None = None, draft_tokens: int | None = None
+) -> str:
+    """Drafting pays up to `batch` requests and costs beyond: the setting that stops it there.
+
+    `build` is the server's reported version (vLLM's differ, see the module's docstring) and
+    `draft_tokens` the draft length to keep below the batch, where the arm says one.
+    """
     if backend == VLLM:
-        return (
-            f'vLLM: add "disable_by_batch_size": {batch + 1} to --speculative-config '
-            "(where the installed version's SpeculativeConfig has it)"
-        )
+        return _vllm_off_above(batch, vllm_version(build), draft_tokens)
     if backend == SGLANG:
         return f"SGLang: run without a draft above {_requests(batch)} (no --speculative-* flags there)"
     return f"llama-server: run without a draft above {_requests(batch)}"
+
+
+def _vllm_off_above(batch: int, version: tuple[int, int] | None, draft_tokens: int | None) -> str:
+    if version is not None and version >= (0, 33):
+        k = draft_tokens if draft_tokens is not None else "K"
+        schedule = f"[[1, {batch}, {k}], [{batch + 1}, {batch + 1}, 0]]"
+        return (
+            f'vLLM: add "num_speculative_tokens_per_batch_size": {schedule} to --speculative-config '
+            f"(no drafting above {_requests(batch)})"
+        )
+    if version == (0, 11):
+        return (
+            f"vLLM 0.11: run without --speculative-config above {_requests(batch)} "
+            "(its disable_by_batch_size is declared but read by nothing in 0.11)"
+        )
+    return (
+        f"vLLM: run without --speculative-config above {_requests(batch)} (0.33 and later: "
+        f'"num_speculative_tokens_per_batch_size" with K = 0 above {batch}; see your version\'s '
+        "vllm/config/speculative.py)"
+    )
 
 
 def _plain(backend: str | None, at: str) -> str:

@@ -1,12 +1,18 @@
 """The dialog that sets up a sweep: a quick preset beside the full protocol, batches, length, passes, prompts, arms.
 
 An arm's command is shown with its secrets replaced (`--api-key ***`, collectors/redact.py); what
-runs is the command as given, with any edit the user made to the shown one.
+runs is the command as given, with any edit the user made to the shown one. A finished run of
+either kind (a multi-arm one from `spectop sweep --arm …`, or any `spectop report` folder) is shown
+from its folder instead: "Show saved run" returns its summary, read from the files, not a plan.
+Draft lengths or the n-gram box make it a multi-arm sweep (collectors/sweep/arms_runner.py), its
+prompts then read as classes ("code,prose,edit"), as `spectop sweep --draft-max … --ngram` does.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
 
 from rich.text import Text
 from textual import on
@@ -18,16 +24,31 @@ from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 from collectors.errors import SpectopError
 from collectors.redact import redact_command, restore
 from collectors.sweep.arms import ArmSpec, make_arms
+from collectors.sweep.arms_plan import ArmsPlan, load_classes
+from collectors.sweep.arms_runner import summarize_saved
+from collectors.sweep.named_arms import make_named_arms
 from collectors.sweep.plan import SweepPlan, parse_batches
 from collectors.sweep.prompts import BUILT_IN, load_prompts
 
 
 @dataclass(frozen=True, slots=True)
 class SweepRequest:
-    """What the dialog returns: a plan and both arms."""
+    """What the dialog returns: a plan and the arms, plain first; `arms_plan` for a multi-arm sweep."""
 
     plan: SweepPlan
-    arms: tuple[ArmSpec, ArmSpec]
+    arms: tuple[ArmSpec, ...]
+    arms_plan: ArmsPlan | None = None
+
+
+CLASSES = "code,prose,edit"  # seed 001's three classes, one multi-arm sweep
+
+
+@dataclass(frozen=True, slots=True)
+class SavedRun:
+    """What the dialog returns to show a finished run: its folder and its summary."""
+
+    run_dir: Path
+    summary: dict[str, Any]
 
 
 PLAIN_HINT = "http://…, a command, or blank to derive from the draft command"
@@ -46,7 +67,7 @@ def parse_arm(text: str) -> tuple[str | None, str | None]:
     return (text, None) if text.startswith(("http://", "https://")) else (None, text)
 
 
-class SweepDialog(ModalScreen[SweepRequest | None]):
+class SweepDialog(ModalScreen[SweepRequest | SavedRun | None]):
     BINDINGS = [("escape", "dismiss_dialog", "Close")]
 
     def __init__(self, quick_plan: SweepPlan, full_plan: SweepPlan, plain: str, draft: str) -> None:
@@ -57,7 +78,10 @@ class SweepDialog(ModalScreen[SweepRequest | None]):
     def compose(self) -> ComposeResult:
         plan = self.quick_plan
         with Vertical(id="sweep-dialog"):
-            yield Static("Paired sweep: plain against draft at each batch", id="dialog-title")
+            yield Static(
+                "Sweep: plain against draft at each batch (draft lengths, n-gram or classes: multi-arm)",
+                id="dialog-title",
+            )
             with Horizontal(id="dialog-presets"):
                 yield Button("Quick (about a minute)", id="preset-quick", variant="primary", compact=True)
                 yield Button("Full protocol", id="preset-full", compact=True)
@@ -70,7 +94,7 @@ class SweepDialog(ModalScreen[SweepRequest | None]):
                 yield Input(str(plan.passes), id="passes", type="integer", compact=True)
                 yield Label("prompts")
                 yield Select(
-                    [(name, name) for name in sorted(BUILT_IN)],
+                    [(name, name) for name in sorted(BUILT_IN)] + [(f"{CLASSES} (classes)", CLASSES)],
                     value=plan.prompts.name if plan.prompts.name in BUILT_IN else "power",
                     id="prompts",
                     allow_blank=False,
@@ -86,9 +110,20 @@ class SweepDialog(ModalScreen[SweepRequest | None]):
                 yield Checkbox(value=plan.fresh_server, id="fresh", compact=True)
                 yield Label("refine around the crossover")
                 yield Checkbox(value=plan.refine, id="refine", compact=True)
+                yield Label("draft lengths (more arms)")
+                yield Input(
+                    id="draft-lengths",
+                    compact=True,
+                    placeholder="e.g. 2,4,8: an arm each, from the draft command",
+                )
+                yield Label("n-gram arm")
+                yield Checkbox(value=False, id="ngram", compact=True)
+                yield Label("or show a saved run")
+                yield Input(id="saved-run", compact=True, placeholder="a folder spectop sweep wrote")
             yield Static("", id="dialog-error")
             with Horizontal(id="dialog-buttons"):
                 yield Button("Run", id="dialog-run", variant="success", compact=True)
+                yield Button("Show saved run", id="dialog-show", compact=True)
                 yield Button("Cancel", id="dialog-cancel", compact=True)
 
     def _fill(self, plan: SweepPlan) -> None:
@@ -110,11 +145,27 @@ class SweepDialog(ModalScreen[SweepRequest | None]):
 
     @on(Button.Pressed, "#dialog-run")
     @on(Input.Submitted)
-    def submit_request(self) -> None:
+    def submit_request(self, event: Button.Pressed | Input.Submitted) -> None:
+        saved = isinstance(event, Input.Submitted) and event.input.id == "saved-run"
         try:
-            self.dismiss(self.request())
+            self.dismiss(self.saved_run() if saved else self.request())
         except (SpectopError, ValueError) as exc:
             self.query_one("#dialog-error", Static).update(Text(f"⚠ {exc}"))  # never read as markup
+
+    @on(Button.Pressed, "#dialog-show")
+    def show_saved_run(self) -> None:
+        try:
+            self.dismiss(self.saved_run())
+        except SpectopError as exc:
+            self.query_one("#dialog-error", Static).update(Text(f"⚠ {exc}"))
+
+    def saved_run(self) -> SavedRun:
+        """The run in the saved-run field, summarized from its files (a few small files: read here)."""
+        folder = self.query_one("#saved-run", Input).value.strip()
+        if not folder:
+            raise SpectopError("no saved run given", "type the folder spectop sweep printed")
+        run_dir = Path(folder).expanduser()
+        return SavedRun(run_dir, summarize_saved(run_dir))
 
     def request(self) -> SweepRequest:
         """The sweep as set in the fields; a bad field raises with a message shown in the dialog."""
@@ -123,15 +174,22 @@ class SweepDialog(ModalScreen[SweepRequest | None]):
         base = (
             self.quick_plan if self.quick_plan.batches == parse_batches(value("#batches")) else self.full_plan
         )
+        prompts = str(self.query_one("#prompts", Select).value)
+        lengths, ngram = value("#draft-lengths"), self.query_one("#ngram", Checkbox).value
+        classes = load_classes(prompts) if lengths or ngram or prompts == CLASSES else None
         plan = replace(
             base,
             batches=parse_batches(value("#batches")),
             max_tokens=int(tokens) if tokens else base.max_tokens,
             passes=int(passes) if passes else base.passes,
-            prompts=load_prompts(str(self.query_one("#prompts", Select).value)),
+            prompts=classes[0] if classes else load_prompts(prompts),
             fresh_server=self.query_one("#fresh", Checkbox).value,
             refine=self.query_one("#refine", Checkbox).value,
         )
         plain_url, plain_cmd = parse_arm(restore(value("#plain"), self.plain))
         draft_url, draft_cmd = parse_arm(restore(value("#draft"), self.draft))
-        return SweepRequest(plan, make_arms(plain_url, draft_url, plain_cmd, draft_cmd))
+        if classes is None:
+            return SweepRequest(plan, make_arms(plain_url, draft_url, plain_cmd, draft_cmd))
+        named = [f"draft={draft_url}"] if draft_url else []
+        arms = make_named_arms(plain_url, plain_cmd, named, draft_cmd, lengths or None, ngram)
+        return SweepRequest(plan, arms, ArmsPlan(plan, tuple(a.name for a in arms[1:]), classes))

@@ -1,4 +1,11 @@
-"""The sweep: Run/Cancel, progress per point, the results table, the plot and where the files went."""
+"""The sweep: Run/Cancel, progress per point, the results table, the plot and where the files went.
+
+A paired sweep shows note 25's table; a multi-arm one (seed 001's question, docs/draft-strategies.md)
+its arm × class grid with the best arm per class by energy and by speed marked, acceptance below the
+60 % line in yellow, and the summary's sentences (best arms, the 60 % line, width advice, settings)
+under it. Every string comes from the summary, which may quote a server: it goes in as Text, never
+as markup.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +17,8 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Static
 
 from collectors.fmt import num, pct, printable
+from collectors.sweep.arms_summary import ARMS_SUMMARY_SCHEMA
+from collectors.sweep.arms_tables import arms_cells
 from collectors.sweep.plan import PointKey
 from collectors.sweep.summary import MAIN_COLUMNS, table_cells
 from collectors.sweep.tables import verdict_sentences
@@ -35,8 +44,93 @@ POINT_COLUMNS = (
     ("flags", "flags", 24),
 )
 
+# the arm x class grid: seed 001's columns from arms_tables, without the verdict and flags words
+ARMS_GRID = {
+    "class": "class",
+    "requests": "B",
+    "arm": "arm",
+    "best": "best",  # by energy, by speed or both: before the figures, so a narrow table shows it
+    "tok/s": "tok/s",
+    "acceptance": "accept",
+    "mJ/token": "mJ/tk",
+    "vs plain": "×plain",
+    "speed": "speed",
+    "G": "G",
+    "width": "width",
+    "W": "W",
+}
+
+
+def is_arms(summary: dict[str, Any]) -> bool:
+    return summary.get("schema") == ARMS_SUMMARY_SCHEMA
+
+
+def sweep_headline(summary: dict[str, Any]) -> str:
+    """One line for a notification: the recommendation, or the best arm per class by energy."""
+    if not is_arms(summary):
+        return str(summary["recommendation"])
+    batches = len({v["batch"] for v in summary["verdicts"]}) > 1
+    best = [
+        f"{v['prompt_class']}" + (f" B={v['batch']}" if batches else "") + f" {v['best_energy']}"
+        for v in summary["verdicts"]
+        if v["plain_trusted"]
+    ]
+    return "best by energy: " + ", ".join(best) if best else "no trustworthy plain point: no arm compared"
+
+
+def best_marks(summary: dict[str, Any]) -> dict[tuple[str, int, str], str]:
+    """(class, batch, arm): "energy", "speed" or "energy+speed", for the best arms of each class."""
+    marks: dict[tuple[str, int, str], str] = {}
+    for v in summary["verdicts"]:
+        if not v["plain_trusted"]:
+            continue
+        for kind in ("energy", "speed"):
+            key = (v["prompt_class"], v["batch"], v[f"best_{kind}"])
+            marks[key] = f"{marks[key]}+{kind}" if key in marks else kind
+    return marks
+
+
+def arms_verdict(summary: dict[str, Any]) -> Text:
+    """The multi-arm verdict in a few lines (the full sentences are in summary.md and `report`):
+    best by energy and by speed, the 60 % line, the setting per class, what failed or counted."""
+    verdicts = [v for v in summary["verdicts"] if v["plain_trusted"]]
+    many = len({v["batch"] for v in verdicts}) > 1
+    where = lambda v: v["prompt_class"] + (f" B={v['batch']}" if many else "")  # noqa: E731
+    out = Text()
+    if not verdicts:
+        return Text("No trustworthy plain point, so no arm is compared.", style="yellow")
+    out.append(
+        "Best by energy: " + ", ".join(f"{where(v)} {v['best_energy']}" for v in verdicts) + ".", "bold"
+    )
+    speed = [f"{where(v)} {v['best_speed']}" + (" (dearer)" if v["differ"] else "") for v in verdicts]
+    out.append("\nBest by speed: " + ", ".join(speed) + ".")
+    pct_line = round(100 * summary["rule"]["acceptance_line"])
+    below = [
+        f"{where(v)}: {'all cost energy' if v['below_line_all_cost'] else 'not all cost energy'}"
+        for v in verdicts
+        if v["below_line"]
+    ]
+    if below:
+        out.append(f"\nBelow {pct_line} % acceptance (yellow): " + "; ".join(below) + ".", "yellow")
+    for v in verdicts:
+        for setting in v["settings"]:
+            out.append(f"\n{where(v)}: {printable(setting)}")
+    for w in summary.get("void_waived", []):
+        out.append(
+            f"\n{w['arm']} drafted nothing on {w['prompt_class']}, but drafts elsewhere: counted.", "dim"
+        )
+    for arm, why in summary.get("failed_arms", {}).items():
+        out.append(
+            f"\nArm {printable(arm)} failed: {printable(why.splitlines()[0] if why else '')}", "bold red"
+        )
+    return out
+
 
 class SweepPanel(Vertical):
+    DEFAULT_CSS = """
+    SweepPanel #sweep-verdict { max-height: 9; }
+    """
+
     """Owns its widgets; the App calls `planned`, `progressed`, `point_done` and `ended`."""
 
     def compose(self) -> ComposeResult:
@@ -55,9 +149,24 @@ class SweepPanel(Vertical):
         points = self.query_one("#sweep-points", DataTable)
         for label, key, width in POINT_COLUMNS:
             points.add_column(label, key=key, width=width)
+        self._columns(paired=True)
+
+    def _columns(self, paired: bool) -> None:
+        """The results table's columns: note 25's for a paired sweep, the arm grid's for a multi-arm one."""
         table = self.query_one("#sweep-table", DataTable)
-        for name, _, _ in MAIN_COLUMNS:
-            table.add_column(name.replace(" mJ/token", " mJ").replace("acceptance", "accept"), key=name)
+        names = (
+            [
+                (name.replace(" mJ/token", " mJ").replace("acceptance", "accept"), name)
+                for name, _, _ in MAIN_COLUMNS
+            ]
+            if paired
+            else [(label, name) for name, label in ARMS_GRID.items()]
+        )
+        if [str(c.key.value) for c in table.columns.values()] == [key for _, key in names]:
+            return
+        table.clear(columns=True)
+        for label, key in names:
+            table.add_column(label, key=key)
 
     def set_running(self, running: bool) -> None:
         with self.app.batch_update():
@@ -68,7 +177,12 @@ class SweepPanel(Vertical):
         self.query_one("#sweep-status", Static).update(Text(text, style=style))
 
     def planned(self, schedule: tuple[PointKey, ...]) -> None:
-        self.query_one("#sweep-points", DataTable).clear()
+        points = self.query_one("#sweep-points", DataTable)
+        points.clear(columns=True)
+        classes = any(k.prompt_class for k in schedule)  # a multi-arm sweep: "prose draft-16 before"
+        for label, key, width in POINT_COLUMNS:
+            width = {"arm": 20, "flags": 16}.get(key, width) if classes else width
+            points.add_column(label, key=key, width=width)
         self.add_points(0, schedule)
         self.query_one("#sweep-table", DataTable).clear()
         self.query_one("#sweep-verdict", Static).update("")
@@ -79,7 +193,9 @@ class SweepPanel(Vertical):
         for i, key in enumerate(keys, start=first_index):
             points.add_row(
                 str(key.batch),
-                key.arm + (f" {key.phase}" if key.phase else ""),
+                (f"{key.prompt_class} " if key.prompt_class else "")
+                + key.arm
+                + (f" {key.phase}" if key.phase else ""),
                 Text("pending", style=STATE_STYLE["pending"]),
                 "",
                 "",
@@ -112,6 +228,10 @@ class SweepPanel(Vertical):
             points.update_cell(str(index), column, value)
 
     def show_summary(self, summary: dict[str, Any]) -> None:
+        if is_arms(summary):
+            self._show_arms(summary)
+            return
+        self._columns(paired=True)
         table = self.query_one("#sweep-table", DataTable)
         table.clear()
         _, cells = table_cells(summary, MAIN_COLUMNS)
@@ -120,9 +240,35 @@ class SweepPanel(Vertical):
             table.add_row(*(Text(c, style=style) for c in row))
         self.query_one(SweepPlot).show(summary)
 
-    def ended(self, summary: dict[str, Any], run_dir: str, cancelled: bool, error: str | None) -> None:
-        self.show_summary(summary)
+    def _show_arms(self, summary: dict[str, Any]) -> None:
+        """The arm x class grid: the best arms marked, acceptance below the 60 % line in yellow."""
+        self._columns(paired=False)
+        table = self.query_one("#sweep-table", DataTable)
+        table.clear()
+        header, cells = arms_cells(summary)
+        marks = best_marks(summary)
+        line = summary["rule"]["acceptance_line"]
+        for row, t in zip(cells, summary["rows"]):
+            mark = marks.get((t["prompt_class"], t["batch"], t["arm"]), "")
+            style = "dim" if not t["trusted"] else ("bold green" if "energy" in mark else "")
+            values = {**dict(zip(header, row)), "best": mark}
+            out = {name: Text(printable(values[name]), style=style) for name in ARMS_GRID}
+            if t["acceptance"] is not None and t["acceptance"] < line:
+                out["acceptance"].stylize("yellow")
+            out["best"].stylize("bold green" if "energy" in mark else "cyan")
+            table.add_row(*out.values())
+        self.query_one(SweepPlot).show(summary)
+
+    def show_saved(self, summary: dict[str, Any], run_dir: str) -> None:
+        """A finished run read from its folder (the dialog's "show a saved run")."""
+        self.planned(())
+        self.ended(summary, run_dir, False, None)
+        self.status(f"saved run: {printable(run_dir)}", "green")
+
+    def _verdict(self, summary: dict[str, Any]) -> Text:
         verdict = Text()
+        if is_arms(summary):
+            return arms_verdict(summary)
         verdict.append(f"Recommendation: {summary['recommendation']}.", style="bold")
         cross = summary.get("crossover")
         if cross:
@@ -130,6 +276,11 @@ class SweepPanel(Vertical):
         for sentence in verdict_sentences(summary):  # what the summary left out, and why
             if sentence.startswith(("No trustworthy pair", "Idle power not used")):
                 verdict.append("\n" + sentence, style="yellow")
+        return verdict
+
+    def ended(self, summary: dict[str, Any], run_dir: str, cancelled: bool, error: str | None) -> None:
+        self.show_summary(summary)
+        verdict = self._verdict(summary)
         self.query_one("#sweep-verdict", Static).update(verdict)
         if error:
             error = printable(error)  # may quote a server's answer or its log

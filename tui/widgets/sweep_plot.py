@@ -1,4 +1,9 @@
-"""mJ/token against batch for both arms, with the crossover marked (textual-plotext)."""
+"""mJ/token against batch for both arms, with the crossover marked; for a multi-arm sweep, mJ/token by
+arm per prompt class as grouped bars (textual-plotext).
+
+Pitfall handled: a multi-arm sweep over several batches has one bar group per class at each batch;
+the plot shows the smallest batch (seed 001's one request), and its title says which.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,9 @@ import math
 from typing import Any
 
 from textual_plotext import PlotextPlot
+
+from collectors.sweep.arms_summary import ARMS_SUMMARY_SCHEMA
+from collectors.sweep.settings import draft_length
 
 
 class SweepPlot(PlotextPlot):
@@ -16,6 +24,9 @@ class SweepPlot(PlotextPlot):
         self.show({"rows": [], "crossover": None})
 
     def show(self, summary: dict[str, Any]) -> None:
+        if summary.get("schema") == ARMS_SUMMARY_SCHEMA:
+            self._show_arms(summary)
+            return
         plt = self.plt
         plt.clear_figure()
         plt.title("mJ/token by concurrent requests")
@@ -49,3 +60,34 @@ class SweepPlot(PlotextPlot):
                 )
                 plt.text(f"crossover ≈ {cross['batch']:g}", math.log2(cross["batch"]), lowest, color="green")
         self.refresh()
+
+    def _show_arms(self, summary: dict[str, Any]) -> None:
+        """Bars of mJ/token, an arm per group and a colour per class; a missing figure is no bar (0)."""
+        plt = self.plt
+        plt.clear_figure()
+        batches = sorted({t["batch"] for t in summary["rows"]})
+        if batches:
+            batch = batches[0]
+            cells = {
+                (t["prompt_class"], t["arm"]): t["mj_per_token"]
+                for t in summary["rows"]
+                if t["batch"] == batch
+            }
+            plt.title(
+                f"mJ/token by arm per class (N: draft-N), {batch} request" + ("" if batch == 1 else "s")
+            )
+            series = [[cells.get((c, a)) or 0.0 for a in summary["arms"]] for c in summary["classes"]]
+            positions = [float(i) for i in range(1, len(summary["arms"]) + 1)]
+            # plotext takes `labels` (a list); textual-plotext's stub says `label`
+            plt.multiple_bar(positions, series, labels=summary["classes"], reset_ticks=False)  # type: ignore[call-arg]
+            # short tick labels (a draft-N arm is N): plotext places labels that crowd each other
+            # in an order that follows the string hash seed, so long ones moved between runs
+            plt.xticks(positions, [_short(a) for a in summary["arms"]])
+        else:
+            plt.title("mJ/token by arm per class")
+        self.refresh()
+
+
+def _short(arm: str) -> str:
+    n = draft_length(arm)
+    return str(n) if n is not None else arm

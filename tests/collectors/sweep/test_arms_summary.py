@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from collectors.sweep import checks
 from collectors.sweep.arms_summary import summarize_arms
 from collectors.sweep.arms_tables import arms_sentences, to_arms_csv, to_arms_markdown
 from collectors.sweep.settings import off_above, setting_lines
@@ -124,7 +127,18 @@ def test_settings_per_engine() -> None:
     assert setting_lines("draft-4", "other", "srv", 1) == [
         "at 1 concurrent request: run the draft-4 arm as measured: srv"
     ]
-    assert '"disable_by_batch_size": 5' in off_above("vllm", 4)
+    # vLLM by version, as each release's vllm/config/speculative.py has it (docs/draft-strategies.md)
+    assert off_above("vllm", 4, "0.33.0", 4) == (
+        'vLLM: add "num_speculative_tokens_per_batch_size": [[1, 4, 4], [5, 5, 0]] to '
+        "--speculative-config (no drafting above 4 concurrent requests)"
+    )
+    assert off_above("vllm", 4, "0.11.0") == (
+        "vLLM 0.11: run without --speculative-config above 4 concurrent requests "
+        "(its disable_by_batch_size is declared but read by nothing in 0.11)"
+    )
+    assert "disable_by_batch_size" not in off_above("vllm", 4, "0.33.0")
+    unknown = off_above("vllm", 4, None)
+    assert unknown.startswith("vLLM: run without --speculative-config above 4 concurrent requests")
     assert off_above("llama.cpp", 4) == "llama-server: run without a draft above 4 concurrent requests"
 
 
@@ -148,3 +162,41 @@ def test_drafting_best_at_small_batches_only_turns_off_above() -> None:
         "code: drafting pays up to 1 concurrent request. Setting: llama-server: run without a draft above 1 "
         "concurrent request" in arms_sentences(summary)
     )
+
+
+def test_void_message_names_what_an_ngram_arm_does() -> None:
+    ngram = checks.drafting_flags(_row("prose", "ngram", 59.0, 367.0))
+    assert [f["code"] for f in ngram] == ["void"]
+    # n-gram copying has no draft model: the -md advice would send the user the wrong way
+    assert "-md" not in ngram[0]["message"] and "no repeated text to copy" in ngram[0]["message"]
+    # an arm named otherwise whose command copies n-grams gets the same message
+    fast = {
+        **_row("prose", "fast", 59.0, 367.0),
+        "server": {"command": "llama-server --spec-type ngram-simple"},
+    }
+    assert checks.drafting_flags(fast)[0]["message"].startswith(
+        "the fast arm drafted nothing: n-gram copying"
+    )
+    # a draft-model arm that drafted nothing is a setup fault, and the message says the fix
+    draft = checks.drafting_flags(_row("code", "draft-4", 60.0, 360.0))
+    assert "--spec-type draft-simple as well as -md" in draft[0]["message"]
+
+
+def test_arm_idle_on_one_class_but_drafting_on_another_is_said() -> None:
+    summary = summarize_arms(_rows())
+    assert summary["void_waived"] == [
+        {"arm": "ngram", "prompt_class": "prose", "drafts_on": ["edit"], "ngram": True}
+    ]
+    assert (
+        "ngram on prose: n-gram copying found nothing to copy there, but it drafts on edit, so that "
+        "point measures its plain decoding and counts (not a void arm)."
+    ) in arms_sentences(summary)
+    # an arm void everywhere is not waived
+    assert summarize_arms([r for r in _rows() if r["prompt_class"] == "prose"])["void_waived"] == []
+
+
+def test_round_energy_per_draft_length_for_the_live_advice() -> None:
+    # J_k = mJ/token x G at batch 1; code's draft-4: 288 x (1 + 200/75) = 1056, prose's draft-4:
+    # 396 x (1 + 135/75) = 1108.8: median 1082.4; draft-8: code 374.4 x (1 + 260/60) = 1996.8 and
+    # prose 612 x (1 + 150/75) = 1836: median 1916.4; n-gram has no length and is left out
+    assert summarize_arms(_rows())["round_energy_mj"] == pytest.approx({"4": 1082.4, "8": 1916.4})

@@ -8,6 +8,7 @@ from collectors.errors import SpectopError
 from collectors.sweep.marginal import (
     expected_advance,
     geometric_survival,
+    live_width_advice,
     widening_pays,
     widening_threshold,
     width_advice,
@@ -62,3 +63,30 @@ def test_bad_inputs_are_refused() -> None:
         expected_advance([1.2])
     with pytest.raises(SpectopError):
         widening_threshold(0.1, 0.5)
+
+
+def test_live_advice_from_sweep_round_energy_and_live_survival() -> None:
+    # the server drafts 8 now: S_1..S_8 live; G_4 = 1 + 0.7 + 0.5 + 0.35 + 0.25 = 2.8, and
+    # positions 5..8 add 0.05 + 0.03 + 0.02 + 0.01 = 0.11 tokens: may cost 0.11 / 2.8 = 3.93 %
+    survival = [0.7, 0.5, 0.35, 0.25, 0.05, 0.03, 0.02, 0.01]
+    (step,) = live_width_advice({4: 1000.0, 8: 1090.0}, survival)
+    assert abs(step.threshold - 0.11 / 2.8) < 1e-12 and abs(step.energy_rise - 0.09) < 1e-12
+    assert step.sentence == "draft-max 4 → 8 costs 9 % more per round and adds 0.11 tokens: keep 4"
+    # the same round energies with a survival that holds up: 4 → 8 adds 1.2 tokens on G_4 = 2.8
+    (step,) = live_width_advice({4: 1000.0, 8: 1090.0}, [0.7, 0.5, 0.35, 0.25, 0.4, 0.3, 0.3, 0.2])
+    assert step.pays and step.sentence.endswith("adds 1.20 tokens: keep 8")
+
+
+def test_live_advice_on_the_review_numbers() -> None:
+    # p = 0.7: widening 6 → 7 may cost S_7 / G_6 = 0.08235 / 3.0588 = 2.69 % more per round
+    survival = geometric_survival(0.7, 7)
+    assert live_width_advice({6: 1000.0, 7: 1026.0}, survival)[0].pays
+    assert not live_width_advice({6: 1000.0, 7: 1028.0}, survival)[0].pays
+
+
+def test_live_advice_stops_where_the_server_stops_drafting() -> None:
+    # the server drafts 4 positions: S_5..S_8 were never observed, so 4 → 8 is not advised
+    survival = [0.7, 0.5, 0.35, 0.25]
+    steps = live_width_advice({2: 900.0, 4: 1000.0, 8: 1090.0}, survival)
+    assert [(s.narrow, s.wide) for s in steps] == [(2, 4)]
+    assert live_width_advice({4: 1000.0, 8: 1090.0}, []) == []
