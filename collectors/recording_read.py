@@ -24,7 +24,13 @@ from collectors.sweep import events
 from collectors.sweep.arms import ArmSpec
 from collectors.sweep.plan import PointKey, SweepPlan
 
-_TUPLE_FIELDS = ("per_position_total", "window_per_position")
+# every tuple field of a snapshot (JSON gives lists): found from the dataclass, so a field added
+# to ServerSnapshot later reads back as a tuple too
+_TUPLE_FIELDS = tuple(f.name for f in fields(ServerSnapshot) if f.default == ())
+
+
+def _tuples(value: Any) -> tuple:
+    return tuple(_tuples(v) if isinstance(v, list) else v for v in value or ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,13 +100,21 @@ def read_recording(path: Path) -> Recording:
         except (ValueError, KeyError, TypeError, SpectopError) as exc:
             skipped.append(f"line {number}: {type(exc).__name__}")
     meter = head.get("meter")
+    entries.sort(key=lambda e: e.t_s)
+    t0_s = float(head.get("t0_s", 0.0))
+    if head.get("part", 1) != 1 and entries:
+        # a later part's times count from the session's start, hours before its first line: it
+        # starts at its first entry, and t0_s moves with it so t0_s + t_s is still the monotonic time
+        offset_s = entries[0].t_s
+        entries = [Entry(e.t_s - offset_s, e.payload) for e in entries]
+        t0_s += offset_s
     return Recording(
         path=path,
         server_url=str(head.get("server_url", "")),
         title=str(head.get("title", "spectop")),
         meter=_meter_info(meter) if meter else None,
-        t0_s=float(head.get("t0_s", 0.0)),
-        entries=tuple(sorted(entries, key=lambda e: e.t_s)),
+        t0_s=t0_s,
+        entries=tuple(entries),
         skipped=tuple(skipped),
     )
 
@@ -134,8 +148,7 @@ def _known(cls: type, body: dict[str, Any]) -> dict[str, Any]:
 def snapshot_of(body: dict[str, Any]) -> ServerSnapshot:
     known = _known(ServerSnapshot, body)
     for name in _TUPLE_FIELDS:
-        known[name] = tuple(known.get(name) or ())
-    known["busy_slot_tokens"] = tuple((int(s), int(n)) for s, n in known.get("busy_slot_tokens") or ())
+        known[name] = _tuples(known.get(name))
     return ServerSnapshot(**known)
 
 

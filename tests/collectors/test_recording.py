@@ -148,3 +148,25 @@ def test_the_request_rows_carry_the_records_own_figures(tmp_path):
         row["mean_advance"] == record.mean_advance and row["gap_p99_ms"] == record.latency.chunk_gaps.p99_ms
     )
     assert row["mj_per_token"] is not None and row["mj_per_token"] > 0
+
+
+def test_a_later_part_replays_from_its_first_line(tmp_path):
+    # a request every 10 s from t = 1000: the second part begins hours of recording in, and must
+    # start at its first line (not make a replay wait through the time the first part holds)
+    path = tmp_path / "session.jsonl"
+    clock = ManualClock(1000.0)
+    rec = recorder(path, max_bytes=20_000, clock=clock)
+    for i in range(40):
+        clock.advance(10.0)
+        rec.requests([synthetic.record("draft-simple", f"r{i}", 100.0 + i)])
+    rec.close()
+    new_part = read_recording(path)
+    first_t = new_part.t0_s + new_part.entries[0].t_s
+    assert new_part.entries[0].t_s == 0.0 and new_part.duration_s == pytest.approx(
+        10.0 * (len(new_part.entries) - 1)
+    )
+    # the monotonic times are kept: the last request went in at 1000 + 40 x 10
+    assert new_part.t0_s + new_part.entries[-1].t_s == pytest.approx(1400.0)
+    assert first_t == pytest.approx(1400.0 - new_part.duration_s)
+    older = read_recording(rotated_path(path))  # the part before it ends before it starts
+    assert older.t0_s + older.entries[-1].t_s < first_t
