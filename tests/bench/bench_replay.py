@@ -93,7 +93,9 @@ def main() -> None:
         thread_s, process_s = write(path, args.hours)
         parts = [p for p in (rotated_path(path), path) if p.exists()]
         sizes = [p.stat().st_size for p in parts]
-        kept_s = sum(read_recording(p).duration_s for p in parts)
+        oldest, newest = read_recording(parts[0]), read_recording(parts[-1])
+        kept_s = (newest.t0_s + newest.duration_s) - (oldest.t0_s + oldest.entries[0].t_s)
+        del oldest, newest
         per_hour = sum(sizes) / (kept_s / 3600) if kept_s else 0
         print(
             f"recording {args.hours:g} simulated hours ({SLOTS} busy slots, 10 Hz meter, a request every 3 s):"
