@@ -4,7 +4,7 @@ llama-server moves its token and speculative counters only when a request finish
 poll windows hold no finished request and their acceptance and G are unknown; shown poll by poll
 the figures flicker between a value and a dash. Summing the counts of the polls in the rolling
 window (the same one the energy figure uses) gives figures over whole requests, with the same
-definitions (collectors/servers/snapshot.py, docs/energy-ledger.md): the merged snapshot's own
+definitions (collectors/servers/snapshot.py, collectors/docs/energy-ledger.md): the merged snapshot's own
 properties compute them, so nothing is defined twice. G needs steps and accepted counts from the
 same polls, so polls with an unknown step count are left out of the sum when any poll knows its
 steps; SGLang's figures are gauges over its last 40 iterations already and ignore the counts.

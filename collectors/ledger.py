@@ -1,7 +1,7 @@
-"""The energy ledger: the accounting of docs/energy-ledger.md as pure functions.
+"""The energy ledger: the accounting of collectors/docs/energy-ledger.md as pure functions.
 
-Equation numbers are the review's of "Only Accepted Tokens Count" (docs/energy-ledger.md); the
-worked figures of note 25 are in docs/note25.md. Every ratio is a ratio of totals: joules are
+Equation numbers are the review's of "Only Accepted Tokens Count" (collectors/docs/energy-ledger.md); the
+worked figures of note 25 are in collectors/docs/note25.md. Every ratio is a ratio of totals: joules are
 summed before dividing (Eq. 3, 14).
 """
 
@@ -139,7 +139,7 @@ def expected_advance(survival: Iterable[float]) -> float:
 
 
 def geometric_survival(p: float, k: int) -> list[float]:
-    """S_j = p^j for a constant conditional acceptance p (the review's teaching model, Eq. 2 in docs/energy-ledger.md)."""
+    """S_j = p^j for a constant conditional acceptance p (the review's teaching model, Eq. 2 in collectors/docs/energy-ledger.md)."""
     return [p**j for j in range(1, k + 1)]
 
 

@@ -3,7 +3,7 @@
 The figures are the dashboard's definitions, computed once here: a request's mJ/token is its
 share of the meter's energy split by committed tokens among the requests that ran beside it
 (collectors/attribution.py); a batch level's mJ/token is the joules of the poll windows spent at
-that many busy slots over the tokens those windows generated (Eq. 3, docs/energy-ledger.md),
+that many busy slots over the tokens those windows generated (Eq. 3, collectors/docs/energy-ledger.md),
 never a mean of per-window ratios.
 
 Pitfalls handled: a poll window the meter does not cover at both ends adds its time and tokens

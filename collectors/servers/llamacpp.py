@@ -1,6 +1,6 @@
 """llama-server: poll /health, /props, /slots and /metrics into a ServerSnapshot.
 
-Pitfalls handled (docs/servers.md, llama-server): token and speculative counters only move when a
+Pitfalls handled (collectors/docs/servers.md, llama-server): token and speculative counters only move when a
 request finishes, so live tokens/s comes from the slots' `n_decoded` (llamacpp_slots.py);
 `spec_decode_num_drafts_total` counts only steps that drafted (under `--spec-draft-p-min` some
 draft nothing, under ngram-simple it barely moves), so the window's steps are every step of the

@@ -1,6 +1,6 @@
 """llama-server's /slots between two polls: tokens generated in the window, requests that finished.
 
-Pitfalls handled (docs/servers.md, llama-server): the token and spec counters move only
+Pitfalls handled (collectors/docs/servers.md, llama-server): the token and spec counters move only
 when a request finishes, so in-flight tokens come from the slots' `n_decoded`, which drops to 0
 when a slot is released; a slot keeps its last `id_task` while idle, so a changed task id is the
 only sign that a request ended and another began. Neither tells of a request that started and

@@ -1,7 +1,7 @@
 """Counters printed with few significant digits: how far a read may be from the server's count,
 and whether a window's delta of two such reads says anything.
 
-Pitfalls handled (docs/servers.md, llama-server): llama-server writes its /metrics doubles with
+Pitfalls handled (collectors/docs/servers.md, llama-server): llama-server writes its /metrics doubles with
 a default C++ stream, 6 significant digits, so 1234567 reads `1.23457e+06` (±5) and a window of
 19 drafted / 15 accepted tokens on a server past 2·10⁶ reads 10 or 20 of each: 50 % or 100 %
 acceptance. A read is exact below 10⁶ (an integer prints in full); above, it is ± half its last

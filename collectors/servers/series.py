@@ -1,6 +1,6 @@
 """Labelled Prometheus series from two scrapes: sums over label sets, window deltas, resets.
 
-Counters are compared one full label set at a time (docs/servers.md): a window's
+Counters are compared one full label set at a time (collectors/docs/servers.md): a window's
 delta is the sum of each series' growth, a series new since the last scrape counts from zero,
 and any series that went down means the server restarted. `*_created` samples have their own
 names, so they never enter a sum. A draft `position` label that is not a whole number and a

@@ -1,6 +1,6 @@
 """SGLang: poll /health, /v1/loads and (with --enable-metrics) /metrics, and once /server_info.
 
-Pitfalls handled (docs/servers.md, SGLang): acceptance and accepted length are gauges
+Pitfalls handled (collectors/docs/servers.md, SGLang): acceptance and accepted length are gauges
 over the last 40 decode iterations, with no live counter pair, so a `SglangSnapshot`
 (sglang_snapshot.py) carries them and leaves drafted/accepted counts None; its acceptance is
 derived from the accept length and the verified width, since `spec_accept_rate` changed meaning

@@ -1,6 +1,6 @@
 """SGLang acceptance that always means accepted drafts over drafted tokens, whatever the version.
 
-Pitfalls handled (docs/servers.md, SGLang): `sglang:spec_accept_rate` changed meaning. Over the
+Pitfalls handled (collectors/docs/servers.md, SGLang): `sglang:spec_accept_rate` changed meaning. Over the
 same last-40-iterations window, with A accepted drafts, F request-verifies (Σ batch size) and D
 = `speculative_num_draft_tokens` (the root included), every version sets accept length
 L = (A + F) / F (0.5.4 `managers/scheduler_metrics_mixin.py:70-71,255-257`; 0.5.10

@@ -2,7 +2,7 @@
 version) and /v1/loads (one entry per DP rank, counted live on each call).
 
 Server text is untrusted: every field is type-checked before use, and a missing or odd field
-reads as None rather than an error (docs/servers.md, SGLang: names drift across 0.5.x).
+reads as None rather than an error (collectors/docs/servers.md, SGLang: names drift across 0.5.x).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """SGLang's snapshot: drafting figures from its gauges, which are not counts.
 
-Pitfalls handled (docs/servers.md, SGLang): `spec_accept_length` is tokens committed per
+Pitfalls handled (collectors/docs/servers.md, SGLang): `spec_accept_length` is tokens committed per
 request per verify pass (the bonus token included, the prefill token not) over the last 40
 decode iterations, i.e. G with every step counted, since each SGLang decode step is a verify
 pass. The gauges keep their last value while the server idles, so they stand for a window only

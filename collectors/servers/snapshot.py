@@ -1,6 +1,6 @@
 """What one poll of a server says: identity, load, throughput and drafting, with the window's deltas.
 
-One definition of each drafting figure (docs/energy-ledger.md), whatever the dialect:
+One definition of each drafting figure (collectors/docs/energy-ledger.md), whatever the dialect:
 - steps are *every* decode step after a request's first token (Eq. 4), drafted or not; the
   servers' drafts counters count only steps that drafted, so they have their own name
   (`window_drafted_steps`, `advance_per_drafted_step`) and never stand in for steps;

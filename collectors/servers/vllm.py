@@ -1,6 +1,6 @@
 """vLLM (V1 engine): poll /health and /metrics, and once /version, /v1/models and /server_info.
 
-Pitfalls handled (docs/servers.md, vLLM): engine series carry `engine` (one per DP rank) and
+Pitfalls handled (collectors/docs/servers.md, vLLM): engine series carry `engine` (one per DP rank) and
 `model_name` labels, so counters are summed over label sets before any ratio; they move on every
 engine step, so the window needs no per-request bookkeeping; a restart shows as a new `*_created`
 stamp or (multiprocess mode) a counter going backwards; spec series exist only with a spec config.

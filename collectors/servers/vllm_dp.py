@@ -1,6 +1,6 @@
 """vLLM data parallelism: slot capacity over engines, API servers, and multiprocess pages.
 
-Pitfalls handled (docs/servers.md, vLLM; read from vLLM 0.33.0 and 0.11.0):
+Pitfalls handled (collectors/docs/servers.md, vLLM; read from vLLM 0.33.0 and 0.11.0):
 - `max_num_seqs` is per engine: the slot total is max_num_seqs × the data-parallel size
   (`parallel_config.data_parallel_size`, else the number of `engine` label values on the page).
 - `--data-parallel-size N` defaults `--api-server-count` to N (`entrypoints/cli/serve.py:107-129`),

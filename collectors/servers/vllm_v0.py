@@ -1,6 +1,6 @@
 """vLLM's V0 engine (0.6.x to 0.9.x with VLLM_USE_V1=0): spec figures that are not window counts.
 
-Pitfalls handled (docs/servers.md, vLLM V0; read from vLLM 0.6.6):
+Pitfalls handled (collectors/docs/servers.md, vLLM V0; read from vLLM 0.6.6):
 - Every ~5 s the spec worker copies the rejection sampler's *cumulative* totals
   (`spec_decode/metrics.py:132-140,164-166`; the sampler only ever adds to them,
   `model_executor/layers/rejection_sampler.py:135-137`) and the stat logger *adds* each copy to

@@ -1,4 +1,4 @@
-"""A simulated llama-server pair (plain and draft arms) and GPU meter, calibrated to note 25 (docs/note25.md).
+"""A simulated llama-server pair (plain and draft arms) and GPU meter, calibrated to note 25 (collectors/docs/note25.md).
 
     with Simulator(seed=0, speedup=10) as sim:
         sim.plain_url, sim.draft_url      # llama-server dialect, incl. /metrics and /slots

@@ -1,12 +1,12 @@
 """Calibration profiles for the simulator: the measured tables it reproduces, as data.
 
-`note25` is the default: note 25's draft-model-versus-batch table (docs/note25.md; Apple M5 Pro, Qwen2.5 7B
+`note25` is the default: note 25's draft-model-versus-batch table (collectors/docs/note25.md; Apple M5 Pro, Qwen2.5 7B
 Instruct Q4_0 target, Qwen2.5 0.5B Instruct Q4_0 draft, drafts of up to 4 at a 0.5 confidence
 threshold, llama-server). Each arm's aggregate tok/s and chip W are interpolated between the
 measured batches (see `curves.Curve`); mJ/token = W / tok/s x 1000 follows from them exactly.
 
 `classes` adds per-prompt-class acceptance from the speculative-decoding note (seed 001,
-docs/draft-strategies.md: code, prose, edit, drafts of 4). That note measured one request at a time; its batch shape is assumed
+collectors/docs/draft-strategies.md: code, prose, edit, drafts of 4). That note measured one request at a time; its batch shape is assumed
 to be note 25's, scaled to the single-request figures of each class.
 
 `note001` serves seed 001's whole strategy table (profiles_note001.py): besides plain, one named arm

@@ -1,4 +1,4 @@
-"""Seed 001's strategy table as data, for the simulator's `note001` profile (docs/draft-strategies.md).
+"""Seed 001's strategy table as data, for the simulator's `note001` profile (collectors/docs/draft-strategies.md).
 
 Six strategies (plain, drafts of 2, 4, 8 and 16 tokens from a 0.5B model, n-gram copying) on three
 kinds of text (new code, prose, an edit that repeats its input), one request at a time, Qwen2.5 7B

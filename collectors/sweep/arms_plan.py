@@ -1,5 +1,5 @@
 """What a multi-arm sweep measures and in which order: every arm on every prompt class at every batch,
-bracketed by plain, the order shuffled in each pass (seed 001, docs/draft-strategies.md).
+bracketed by plain, the order shuffled in each pass (seed 001, collectors/docs/draft-strategies.md).
 
 Pitfalls handled: a slow drift of the machine (heat, a background job) must not line up with one
 arm, so the order of (class, batch) blocks and of the arms inside each is shuffled anew in every

@@ -1,5 +1,5 @@
 """The multi-arm sweep (seed 001's question: which drafting, for which traffic) as a generator of the
-same progress events as the paired sweep, with the same protocol per arm (runner.py, docs/sweep.md).
+same progress events as the paired sweep, with the same protocol per arm (runner.py, collectors/docs/sweep.md).
 
 Each point is measured as in the paired sweep: the arm's server ready (one launched server at a time,
 so arms that share a device never run together), a warm-up, B concurrent requests of its class's

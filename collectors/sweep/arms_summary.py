@@ -1,4 +1,4 @@
-"""The multi-arm sweep's summary: seed 001's table per class (docs/draft-strategies.md), the best arm per
+"""The multi-arm sweep's summary: seed 001's table per class (collectors/docs/draft-strategies.md), the best arm per
 class by energy and by speed, the 60 % acceptance line, Eq. 5's width advice and the setting to apply.
 
 Every figure is a ratio of totals over an arm's points at a class and batch (summary.aggregate), and

@@ -1,4 +1,4 @@
-"""How a multi-arm sweep's summary is written: seed 001's table per class (docs/draft-strategies.md),
+"""How a multi-arm sweep's summary is written: seed 001's table per class (collectors/docs/draft-strategies.md),
 Markdown, CSV and the verdict sentences, shared by the CLI, `report` and the run's files.
 
 Pitfalls handled: the same cell rules as the paired sweep's table (tables.cell): a lower-bound

@@ -168,7 +168,7 @@ def mismatch_flag(row: Row, reference: Row | None) -> dict[str, str] | None:
 
 
 def drift_flag(after: Row, before: Row | None, limit: float) -> dict[str, str] | None:
-    """Plain measured after draft should agree with plain before it (note 25, docs/note25.md: within 1 %)."""
+    """Plain measured after draft should agree with plain before it (note 25, collectors/docs/note25.md: within 1 %)."""
     if before is None or not before.get("mj_per_token") or not after.get("mj_per_token"):
         return None
     drift = after["mj_per_token"] / before["mj_per_token"] - 1.0
@@ -182,7 +182,7 @@ def drift_flag(after: Row, before: Row | None, limit: float) -> dict[str, str] |
 
 
 # Which flags keep a point out of the summary's ratios, crossover and recommendation, and why
-# (docs/sweep.md, "Which points count"). Such a point stays in points.jsonl and in the table,
+# (collectors/docs/sweep.md, "Which points count"). Such a point stays in points.jsonl and in the table,
 # marked. Flags not named here are warnings: the point counts and the flag is shown beside it.
 EXCLUDING: Mapping[str, str] = MappingProxyType(
     {

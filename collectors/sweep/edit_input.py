@@ -1,6 +1,6 @@
 """The input file of the built-in `edit` prompt class: a Python module to rewrite with type hints.
 
-Seed 001's edit class (docs/draft-strategies.md) rewrote an 831-token Python file with type hints,
+Seed 001's edit class (collectors/docs/draft-strategies.md) rewrote an 831-token Python file with type hints,
 so most of the answer repeats the prompt and n-gram copying finds long matches. This file is our
 own, of about that size (some 3,700 characters: roughly 800 to 900 tokens under the BPE tokenizers
 of the models the notes measured), untyped, so the edit has something on every function to change.

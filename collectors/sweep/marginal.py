@@ -1,6 +1,6 @@
 """Marginal-width advice: does drafting one (or a few) more tokens per round pay for itself?
 
-The review's Eq. 5 (docs/energy-ledger.md, seed 003): a round of drafting k tokens costs J_k and
+The review's Eq. 5 (collectors/docs/energy-ledger.md, seed 003): a round of drafting k tokens costs J_k and
 commits G_k tokens on average (G_k = 1 + S_1 + ... + S_k, S_j the probability that the drafted
 prefix survives through position j). Widening to k + 1 adds ΔJ to the round and S_{k+1} to its
 advance, so energy per token falls only if ΔJ / J_k < S_{k+1} / G_k. Widening k → k' by several

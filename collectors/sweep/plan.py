@@ -1,4 +1,4 @@
-"""What a sweep measures and in which order (docs/sweep.md, "Protocol").
+"""What a sweep measures and in which order (collectors/docs/sweep.md, "Protocol").
 
 Pitfalls handled: every knob is bounded, so no typo (a batch of 10⁹, a NaN or negative idle time,
 10⁹ passes) starts a sweep that could never finish or would crash midway; the front ends name the
@@ -39,7 +39,7 @@ class PointKey:
 
 @dataclass(frozen=True, slots=True)
 class SweepPlan:
-    """The protocol's knobs; defaults follow note 25 (docs/note25.md: 1-16 requests, two passes, plain before and after)."""
+    """The protocol's knobs; defaults follow note 25 (collectors/docs/note25.md: 1-16 requests, two passes, plain before and after)."""
 
     batches: tuple[int, ...] = (1, 2, 4, 8, 16)
     max_tokens: int = 256

@@ -1,5 +1,5 @@
-"""Built-in prompt sets, after the notes: note 25's power-supply prompt (docs/note25.md), and code,
-prose and edit (seed 001, docs/draft-strategies.md), or a file of prompts.
+"""Built-in prompt sets, after the notes: note 25's power-supply prompt (collectors/docs/note25.md), and code,
+prose and edit (seed 001, collectors/docs/draft-strategies.md), or a file of prompts.
 
 Pitfalls handled: a prompts file that cannot be read, is not UTF-8 text (a binary, a UTF-16 export),
 is huge, or whose JSON lines hold something other than a non-empty text "prompt" stops with one

@@ -2,7 +2,7 @@
 
 A batch's draft/plain energy ratio is classified once (`classify`): above 1 + EVEN_BAND drafting
 costs energy, below 1 - EVEN_BAND it saves, in between it breaks even, and break-even counts as
-worth drafting, since drafting then still buys speed (note 25 at one request, docs/note25.md:
+worth drafting, since drafting then still buys speed (note 25 at one request, collectors/docs/note25.md:
 1.03x the energy at 1.26x the speed). The recommendation and the crossover are read from that one
 classification (`judge`), so they cannot contradict each other. Pitfall handled: a crossover
 found at exactly 1.0 beside a recommendation read with the band (ratios 0.8, 1.02, 1.04 once

@@ -1,4 +1,4 @@
-"""The sweep's summary: note 25's table (docs/note25.md) plus G, width, tails, net energy, the crossover and a verdict.
+"""The sweep's summary: note 25's table (collectors/docs/note25.md) plus G, width, tails, net energy, the crossover and a verdict.
 
 Every figure is a ratio of totals over the points of an arm at a batch (Eq. 3, 14): joules,
 tokens and seconds are summed over passes (and plain before/after) before dividing. Pitfalls

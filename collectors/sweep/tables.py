@@ -46,7 +46,7 @@ def _marked(t: Mapping[str, Any], key: str) -> float | Unused | None:
 
 VERDICT_WORDS = {"saves": "saves", "even": "break-even", "costs": "costs"}
 
-# note 25's table (docs/note25.md), in its order
+# note 25's table (collectors/docs/note25.md), in its order
 MAIN_COLUMNS = [
     ("requests", lambda t: t["batch"], "d"),
     ("plain tok/s", lambda t: t["plain"]["tok_s"], ".1f"),
@@ -59,7 +59,7 @@ MAIN_COLUMNS = [
     ("draft W", lambda t: _energy(t["draft"], "power_w"), ".1f"),
     ("acceptance", lambda t: t["draft"]["acceptance"], "%"),
 ]
-# what the ledger adds (docs/energy-ledger.md): committed advance, width, net of idle, latency tails (pooled over the
+# what the ledger adds (collectors/docs/energy-ledger.md): committed advance, width, net of idle, latency tails (pooled over the
 # points), the rule's reading of the batch, and the flags
 DETAIL_COLUMNS = [
     ("requests", lambda t: t["batch"], "d"),

@@ -2,7 +2,7 @@
 against everything around them.
 
 Run by hand (not collected by pytest): `python tests/bench/bench_sweep_efficiency.py [speedup]`.
-The default plan (docs/sweep.md: batches 1-16, two passes, plain before and after, 5 s idle
+The default plan (collectors/docs/sweep.md: batches 1-16, two passes, plain before and after, 5 s idle
 baseline) runs against the simulator (token rates and power times `speedup`, 4 by default) read
 through the DCGM meter at 10 Hz. From the sweep's own events it splits the wall time into the
 measured windows (first send to last token), the idle baseline, the warm-ups, and the rest (server

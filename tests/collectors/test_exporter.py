@@ -124,7 +124,7 @@ def test_export_serves_drafting_and_energy_figures():
     assert labels["method"] == "counter" and labels["meter"] == "dcgm" and labels["backend"] == "llama.cpp"
     assert 0.6 < metrics["spectop_draft_acceptance_ratio"][1] < 0.8
     assert metrics["spectop_mean_committed_advance"][1] > 2
-    # two concurrent requests on note 25's curve (docs/note25.md): 35 W and 125.5 tok/s at speedup 4, 279 mJ/token
+    # two concurrent requests on note 25's curve (collectors/docs/note25.md): 35 W and 125.5 tok/s at speedup 4, 279 mJ/token
     assert metrics["spectop_mj_per_token"][1] == pytest.approx(279, rel=0.2)
     assert metrics["spectop_energy_joules_total"][1] > 0
     assert "spectop export: stopped" in err

@@ -1,5 +1,5 @@
-"""The ledger reproduces the worked numbers of the review (docs/energy-ledger.md) and note 25
-(docs/note25.md)."""
+"""The ledger reproduces the worked numbers of the review (collectors/docs/energy-ledger.md) and note 25
+(collectors/docs/note25.md)."""
 
 from __future__ import annotations
 

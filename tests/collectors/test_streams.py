@@ -69,7 +69,7 @@ def test_text_hash_equals_non_stream_content(prefix):
 
 
 def test_timings_per_token_gives_exact_step_keys():
-    # Events of one verify step share predicted_ms (docs/servers.md, llama-server).
+    # Events of one verify step share predicted_ms (collectors/docs/servers.md, llama-server).
     state = streams.StreamState()
     lines = [
         (

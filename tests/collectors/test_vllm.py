@@ -1,4 +1,4 @@
-"""The vLLM collector on pages with vLLM's exact names (docs/servers.md), several engines, and restarts."""
+"""The vLLM collector on pages with vLLM's exact names (collectors/docs/servers.md), several engines, and restarts."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The multi-arm sweep on real llama-servers started by spectop (tiny models, CPU, estimate meter):
 draft lengths 2 and 8 and n-gram copying on the edit class (seed 001's strategies,
-docs/draft-strategies.md), and an n-gram server that crashes mid-run.
+collectors/docs/draft-strategies.md), and an n-gram server that crashes mid-run.
 
 The tiny random-weight target does not copy its prompt as a real model editing code does, but at
 temperature 0 its answer falls into a loop of a few words, which is text to copy all the same; the

@@ -2,7 +2,7 @@
 function, and the figures a user sees most (a snapshot's acceptance, G, width and survival, a
 request's steps and tok/s, an attribution's mJ/token) are properties.
 
-Run by hand after `mutmut run` (docs/mutation.md): `python tests/mutation/properties.py [--workers 2]
+Run by hand after `mutmut run` (collectors/docs/mutation.md): `python tests/mutation/properties.py [--workers 2]
 [--only 'collectors.request_record.*']` (Python 3.11+ and mutmut 3: `pip install mutmut`).
 Each property of the `[tool.mutmut] only_mutate` modules is mutated with mutmut's own operators, one
 mutant at a time, in a scratch copy of the tree (no bytecode cache, so no stale import); the same

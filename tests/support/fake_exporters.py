@@ -1,4 +1,4 @@
-"""Fake dcgm-exporter, node_exporter and Prometheus answers, in their real formats (docs/meters.md)."""
+"""Fake dcgm-exporter, node_exporter and Prometheus answers, in their real formats (collectors/docs/meters.md)."""
 
 from __future__ import annotations
 

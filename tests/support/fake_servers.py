@@ -1,5 +1,5 @@
 """Fake vLLM and SGLang servers: /metrics pages rendered by prometheus_client from the exact names,
-HELP strings, label sets and types the servers' source gives (docs/servers.md, Sources), plus their
+HELP strings, label sets and types the servers' source gives (collectors/docs/servers.md, Sources), plus their
 JSON endpoints.
 
 `Routes` answers (path, query) → (status, content type, body), so the same fake serves an
@@ -166,7 +166,7 @@ def vllm_page(
     return render(families)
 
 
-# vLLM's own page as its source writes it (docs/servers.md, vLLM), k=3, one engine, its "..." lines left out.
+# vLLM's own page as its source writes it (collectors/docs/servers.md, vLLM), k=3, one engine, its "..." lines left out.
 VLLM_REFERENCE_PAGE = """\
 # HELP vllm:num_requests_running Number of requests in model execution batches.
 # TYPE vllm:num_requests_running gauge

@@ -1,4 +1,4 @@
-"""Sweep rows as the summary reads them: note 25's table (docs/note25.md) as measured points.
+"""Sweep rows as the summary reads them: note 25's table (collectors/docs/note25.md) as measured points.
 
 Each batch has a plain point before and after its draft point; figures are note 25's tok/s and W.
 """

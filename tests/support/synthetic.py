@@ -64,7 +64,7 @@ def record(
 
 
 def sweep_events(run_dir: Path = Path("results/20261129T000000Z")) -> list:
-    """A finished sweep whose rows are note 25's table (docs/note25.md)."""
+    """A finished sweep whose rows are note 25's table (collectors/docs/note25.md)."""
     plan = SweepPlan()
     schedule = tuple(k for k in plan.schedule() if k.pass_index == 0)
     rows = note25_rows()

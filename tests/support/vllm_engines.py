@@ -1,6 +1,6 @@
 """Two vLLM engines' counters and what one window adds to each, worked by hand.
 
-Counters as vLLM keeps them (docs/servers.md, vLLM): every emitted token is a request's first
+Counters as vLLM keeps them (collectors/docs/servers.md, vLLM): every emitted token is a request's first
 (prefill) token, a step's own token or an accepted draft, so generated = first tokens + steps +
 accepted, where steps are the step-latency histogram's observations (one per request per decode
 step after the first). Over the window (E0 + D0, E1 + D1), summed over both engines: 360 tokens,

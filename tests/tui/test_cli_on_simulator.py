@@ -119,7 +119,9 @@ def test_sweep_json_and_its_files(sim, tmp_path, capsys):
     assert body["error"] is None and not body["cancelled"]
     summary = body["summary"]
     assert [t["batch"] for t in summary["rows"]] == [1, 2] and summary["points"] == 6
-    assert summary["rows"][1]["energy_ratio"] < 1  # two requests: drafting saves (docs/note25.md: 0.71x)
+    assert (
+        summary["rows"][1]["energy_ratio"] < 1
+    )  # two requests: drafting saves (collectors/docs/note25.md: 0.71x)
     run_dir = tmp_path / body["run_dir"].rsplit("/", 1)[1]
     assert {p.name for p in run_dir.iterdir()} >= {
         "meta.json",

@@ -1,7 +1,7 @@
 """Snapshot tests of the main screen and a finished sweep, at two terminal sizes.
 
 The app runs without polling; every figure comes from the real llama-server captures, a fixed
-meter series and note 25's table (docs/note25.md), posted as messages, so the screens are deterministic.
+meter series and note 25's table (collectors/docs/note25.md), posted as messages, so the screens are deterministic.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The Sweep tab shows a multi-arm sweep: seed 001's arm x class grid (docs/draft-strategies.md) with
+"""The Sweep tab shows a multi-arm sweep: seed 001's arm x class grid (collectors/docs/draft-strategies.md) with
 the best arms marked, the summary's sentences and a plot of mJ/token by arm per class; a saved run
 is shown from the dialog; and the drafting panel gives Eq. 5's width advice live after it.
 

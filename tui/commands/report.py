@@ -135,7 +135,7 @@ def printable_json(value: Any) -> Any:
 
 
 def render_summary(summary: dict[str, Any]) -> Group:
-    """Note 25's table (docs/note25.md), then what the ledger adds (docs/energy-ledger.md); flagged rows are coloured so nothing passes unseen."""
+    """Note 25's table (collectors/docs/note25.md), then what the ledger adds (collectors/docs/energy-ledger.md); flagged rows are coloured so nothing passes unseen."""
     return Group(
         _table(summary, MAIN_COLUMNS, "paired sweep: draft against plain"),
         _table(summary, DETAIL_COLUMNS, "drafting, net energy and latency (plain/draft)"),

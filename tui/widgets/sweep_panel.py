@@ -1,6 +1,6 @@
 """The sweep: Run/Cancel, progress per point, the results table, the plot and where the files went.
 
-A paired sweep shows note 25's table; a multi-arm one (seed 001's question, docs/draft-strategies.md)
+A paired sweep shows note 25's table; a multi-arm one (seed 001's question, collectors/docs/draft-strategies.md)
 its arm × class grid with the best arm per class by energy and by speed marked, acceptance below the
 60 % line in yellow, and the summary's sentences (best arms, the 60 % line, width advice, settings)
 under it. Every string comes from the summary, which may quote a server: it goes in as Text, never

@@ -1,4 +1,4 @@
-"""The simulator reproduces note 25's table (docs/note25.md): B requests on one arm run at the
+"""The simulator reproduces note 25's table (collectors/docs/note25.md): B requests on one arm run at the
 table's tok/s and W, so at its mJ/token.
 
 Measured on the simulator's own clock and counters, not through a client's window: the engine

@@ -1,4 +1,4 @@
-"""The simulator's `note001` profile serves seed 001's strategy table (docs/draft-strategies.md), one
+"""The simulator's `note001` profile serves seed 001's strategy table (collectors/docs/draft-strategies.md), one
 arm per strategy on one chip, each request by its prompt's class."""
 
 from __future__ import annotations

@@ -62,7 +62,7 @@ def test_profiles_by_name_and_forced_class() -> None:
     assert get_profile("classes:code").prompt_class("A poem about rain").name == "code"
     with pytest.raises(KeyError):
         get_profile("nope")
-    # seed 001 (docs/draft-strategies.md), one request: draft-4 107.0 tok/s at 302.0 mJ/token
+    # seed 001 (collectors/docs/draft-strategies.md), one request: draft-4 107.0 tok/s at 302.0 mJ/token
     code = CLASSES.class_named("code")
     assert code.draft.tok_s.at(1) == pytest.approx(107.0)
     assert code.draft.power_w.at(1) / code.draft.tok_s.at(1) * 1000 == pytest.approx(302.0)

@@ -1,4 +1,4 @@
-"""The multi-arm sweep reproduces seed 001's strategy table (docs/draft-strategies.md) against the
+"""The multi-arm sweep reproduces seed 001's strategy table (collectors/docs/draft-strategies.md) against the
 simulator's `note001` profile, as a user runs it: `spectop sweep --plain URL --arm NAME=URL ...
 --prompts code,prose,edit --batches 1`, read through the dcgm meter path, then `spectop report`.
 

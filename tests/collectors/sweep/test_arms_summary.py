@@ -127,7 +127,7 @@ def test_settings_per_engine() -> None:
     assert setting_lines("draft-4", "other", "srv", 1) == [
         "at 1 concurrent request: run the draft-4 arm as measured: srv"
     ]
-    # vLLM by version, as each release's vllm/config/speculative.py has it (docs/draft-strategies.md)
+    # vLLM by version, as each release's vllm/config/speculative.py has it (collectors/docs/draft-strategies.md)
     assert off_above("vllm", 4, "0.33.0", 4) == (
         'vLLM: add "num_speculative_tokens_per_batch_size": [[1, 4, 4], [5, 5, 0]] to '
         "--speculative-config (no drafting above 4 concurrent requests)"

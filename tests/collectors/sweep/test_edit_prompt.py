@@ -1,5 +1,5 @@
 """The built-in edit class carries a long file to rewrite, as seed 001's did (an 831-token Python
-file rewritten with type hints, docs/draft-strategies.md), and the simulator still routes it to edit."""
+file rewritten with type hints, collectors/docs/draft-strategies.md), and the simulator still routes it to edit."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """One rule reads the energy ratios: the crossover and the recommendation never contradict.
 
 Expected figures are worked by hand from the tables below; the band is note 25's 5 %
-(docs/note25.md, docs/sweep.md).
+(collectors/docs/note25.md, collectors/docs/sweep.md).
 """
 
 from __future__ import annotations

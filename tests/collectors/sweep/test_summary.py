@@ -1,4 +1,4 @@
-"""The sweep summary reproduces note 25's table (docs/note25.md) from its own rows, from trustworthy points only.
+"""The sweep summary reproduces note 25's table (collectors/docs/note25.md) from its own rows, from trustworthy points only.
 
 Expected figures are worked by hand from the rows' joules, seconds and tokens, or are note 25's.
 """

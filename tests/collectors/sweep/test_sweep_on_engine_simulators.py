@@ -1,4 +1,4 @@
-"""The sweep against the vLLM- and SGLang-speaking simulators recovers note 25's table (docs/note25.md).
+"""The sweep against the vLLM- and SGLang-speaking simulators recovers note 25's table (collectors/docs/note25.md).
 
 The same engines and calibration as the llama-server sweep (test_sweep_on_simulator.py, whose
 docstring explains the load-stretch correction used here): only the dialect differs, so the

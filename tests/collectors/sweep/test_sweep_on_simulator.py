@@ -1,4 +1,4 @@
-"""The sweep reproduces note 25's table (docs/note25.md) against the simulator, read through the real
+"""The sweep reproduces note 25's table (collectors/docs/note25.md) against the simulator, read through the real
 DCGM meter path.
 
 What a loaded machine does, and how the checks stay clear of it. The simulator keeps its tokens
