@@ -1,7 +1,7 @@
 """The dashboard at scale: frame time with 256 request rows and an hour of history, memory as time
 goes on, and startup time to the first frame.
 
-Run by hand (not collected by pytest): `python tests/bench/bench_dashboard_scale.py [--minutes 10]`.
+Run by hand (not collected by pytest): `python tests/bench/bench_dashboard_scale.py [--minutes 16]`.
 
 1. Frame time. The app runs headless (`Settings(poll=False)`, so every message repaints: the worst
    case) at 160x45 with the requests tab showing, after an hour of simulated traffic: 3,600 polls,
@@ -9,9 +9,10 @@ Run by hand (not collected by pytest): `python tests/bench/bench_dashboard_scale
    256 rows in all. Then per simulated second: two meter reads (5 readings each) and a poll in which
    every busy slot's token count moves. UI-thread CPU per update (`time.thread_time`, the handler
    plus `pilot.pause()`, which repaints), medians and p90.
-2. Memory. The same app runs on for `--minutes` of simulated time (a new record every 3 s, the
-   oldest dropping out at 200); tracemalloc's current size and the process RSS are printed each
-   simulated minute, and the growth from the first to the last minute.
+2. Memory. A fresh app, traced by tracemalloc from its first message, runs `--minutes` of
+   simulated time (56 busy slots, 10 Hz meter, a new record every 3 s, the oldest dropping out at
+   200); the heap and the process RSS are printed each simulated minute, then what grew, by source
+   line, from minute 11 (every kept history full) to the last.
 3. Startup: wall time from starting `spectop --meter none` in a 160x45 pseudo-terminal until the
    panels' titles reach the terminal, median of 5 (no server is listening: the first frame says so).
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import fcntl
+import gc
 import os
 import pty
 import statistics
@@ -44,6 +46,7 @@ from tui.config import Settings
 COLS, ROWS = 160, 45
 HOUR_S, RECORDS, SLOTS = 3600, 200, 56
 RECORD_EVERY_S = 3
+FULL_AT_MIN = 11  # by then the 300 polls, 3,000 readings and 200 records kept are all full
 
 
 def slots_at(t: int) -> tuple[tuple[int, int], ...]:
@@ -61,7 +64,7 @@ def record_at(i: int):
     return synthetic.record("draft-simple", f"r{i}", T0_S + i * RECORD_EVERY_S + 0.2, "probe")
 
 
-async def frames_and_memory(rounds: int, minutes: int) -> None:
+async def frames(rounds: int) -> None:
     settings = Settings(server_url=synthetic.URL, poll=False)
     app = SpectopApp(settings, FakeCollector(synthetic.snapshots()), FakeSampler(synthetic.METER))
     timeline = Timeline()
@@ -91,28 +94,36 @@ async def frames_and_memory(rounds: int, minutes: int) -> None:
             p90 = values[int(0.9 * (len(values) - 1))]
             print(f"  {name:<22} median {statistics.median(values):6.2f}  p90 {p90:6.2f}")
 
-        tracemalloc.start()
-        process = psutil.Process()
-        sizes: list[tuple[float, float]] = []
+
+async def memory(minutes: int) -> None:
+    """The heap of a fresh app from its first message on (everything it holds is traced), a minute
+    at a time, and what grew from the minute the kept histories are full (10) to the last."""
+    settings = Settings(server_url=synthetic.URL, poll=False)
+    app = SpectopApp(settings, FakeCollector(synthetic.snapshots()), FakeSampler(synthetic.METER))
+    timeline, process, t = Timeline(), psutil.Process(), 0
+    tracemalloc.start()
+    full: tracemalloc.Snapshot | None = None
+    async with app.run_test(size=(COLS, ROWS)) as pilot:
         for minute in range(minutes + 1):
-            if minute:
-                for _ in range(60):
-                    one_second(app, timeline, t)
-                    if t % RECORD_EVERY_S == 0:
-                        app.add_records([record_at(t // RECORD_EVERY_S)])
-                    t += 1
-                    if t % 10 == 0:
-                        await pilot.pause()
+            for _ in range(60):
+                one_second(app, timeline, t)
+                if t % RECORD_EVERY_S == 0:
+                    app.add_records([record_at(t // RECORD_EVERY_S)])
+                t += 1
+                if t % 10 == 0:
+                    await pilot.pause()
             await pilot.pause()
-            traced_mb = tracemalloc.get_traced_memory()[0] / 1e6
-            rss_mb = process.memory_info().rss / 1e6
-            sizes.append((traced_mb, rss_mb))
+            gc.collect()
+            traced_mb, rss_mb = tracemalloc.get_traced_memory()[0] / 1e6, process.memory_info().rss / 1e6
             print(f"  minute {minute:2d}: python heap {traced_mb:7.2f} MB (traced)  RSS {rss_mb:7.1f} MB")
-        tracemalloc.stop()
-        growth = sizes[-1][0] - sizes[1][0] if len(sizes) > 2 else 0.0
-        print(
-            f"heap growth from minute 1 to {minutes}: {growth:+.2f} MB; RSS {sizes[-1][1] - sizes[1][1]:+.1f} MB"
-        )
+            if minute == FULL_AT_MIN:
+                full = tracemalloc.take_snapshot()
+        last = tracemalloc.take_snapshot()
+    tracemalloc.stop()
+    if full is not None and minutes > FULL_AT_MIN:
+        print(f"what grew from minute {FULL_AT_MIN} to {minutes} (histories full), by line:")
+        for stat in last.compare_to(full, "lineno")[:6]:
+            print(f"  {stat.size_diff / 1e3:+8.1f} kB  {stat.traceback.format()[0].strip()}")
 
 
 def startup_s() -> float:
@@ -141,9 +152,11 @@ def startup_s() -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=60, help="updates measured per kind")
-    parser.add_argument("--minutes", type=int, default=10, help="simulated minutes for the memory check")
+    parser.add_argument("--minutes", type=int, default=16, help="simulated minutes for the memory check")
     args = parser.parse_args()
-    asyncio.run(frames_and_memory(args.rounds, args.minutes))
+    asyncio.run(frames(args.rounds))
+    print(f"memory over {args.minutes} simulated minutes:")
+    asyncio.run(memory(args.minutes))
     times = [startup_s() for _ in range(5)]
     print(
         f"startup to first frame: median {statistics.median(times):.2f} s (runs: {' '.join(f'{t:.2f}' for t in times)})"
