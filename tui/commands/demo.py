@@ -16,19 +16,17 @@ import argparse
 import signal
 import sys
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from collectors.errors import SpectopError
 from collectors.simulator import PROFILES, Simulator
 from collectors.simulator.backends import BACKENDS
 from collectors.simulator.multi_arm import MULTI_ARM_PROFILES, MultiArmSimulator
-from collectors.simulator.simulator import SimulatorState
 from collectors.simulator.traffic import TrafficGenerator, default_pattern
 from collectors.sweep.plan import MAX_TOKENS
 from tui.commands import _common as opts
+from tui.commands._demo_live import live, wait
 from tui.config import Settings
 
 NAME = "demo"
@@ -160,16 +158,6 @@ def _start(args: argparse.Namespace) -> Simulator:
         ) from None
 
 
-def _wait(seconds: float, tick: Any = None) -> None:
-    """Sleep until `seconds` pass (0: forever), calling `tick()` once a second."""
-    deadline = time.monotonic() + seconds if seconds > 0 else None
-    while deadline is None or time.monotonic() < deadline:
-        left = 1.0 if deadline is None else min(1.0, max(0.0, deadline - time.monotonic()))
-        threading.Event().wait(left)
-        if tick is not None:
-            tick()
-
-
 def _signals_as_interrupt() -> None:
     """Ctrl-C and SIGTERM stop the demo cleanly, even when started where SIGINT was ignored."""
     if threading.current_thread() is threading.main_thread():
@@ -201,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
         if args.serve_only:
             return _serve_only(sim, args)
         if args.no_ui:
-            return _live(sim, args)
+            return live(sim, args)
         return _dashboard(sim, args)
     except KeyboardInterrupt:
         print("spectop demo: stopped", file=sys.stderr, flush=True)
@@ -221,7 +209,7 @@ def _serve_only(sim: Simulator, args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
-    _wait(args.duration)
+    wait(args.duration)
     print("spectop demo: stopped", file=sys.stderr, flush=True)
     return 0
 
@@ -242,60 +230,13 @@ def _serve_arms(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
-        _wait(args.duration)
+        wait(args.duration)
     except OSError as exc:
         raise SpectopError(f"demo: cannot listen ({exc.strerror})", "pick another --port, or 0") from None
     except KeyboardInterrupt:
         pass
     finally:
         sim.stop()
-    print("spectop demo: stopped", file=sys.stderr, flush=True)
-    return 0
-
-
-class _LiveLine:
-    """One line per second from the simulator's own state (the dashboard will replace it)."""
-
-    def __init__(self, sim: Simulator, traffic: TrafficGenerator) -> None:
-        self._sim = sim
-        self._traffic = traffic
-        self._t0 = time.monotonic()
-        self._last: SimulatorState = sim.state()
-
-    def tick(self) -> None:
-        now = self._sim.state()
-        last, self._last = self._last, now
-        dt = max(1e-9, now.accelerator.t_s - last.accelerator.t_s)
-        plain = now.plain.committed_tokens - last.plain.committed_tokens
-        draft = now.draft.committed_tokens - last.draft.committed_tokens
-        energy_mj = now.accelerator.energy_mj - last.accelerator.energy_mj
-        drafted = now.draft.drafted_tokens - last.draft.drafted_tokens
-        accepted = now.draft.accepted_tokens - last.draft.accepted_tokens
-        phase = self._traffic.phase
-        target = f"{phase.arm} x{phase.concurrency}" if phase else "idle"
-        mj = f"{energy_mj / (plain + draft):5.0f} mJ/token" if plain + draft else "    — mJ/token"
-        acc = f"  acceptance {100 * accepted / drafted:3.0f} %" if drafted else ""
-        print(
-            f"{time.monotonic() - self._t0:6.0f} s  {target:9s}  busy plain {now.plain.busy_slots:2d} "
-            f"draft {now.draft.busy_slots:2d}  plain {plain / dt:6.1f} tok/s  draft {draft / dt:6.1f} tok/s  "
-            f"{energy_mj / dt / 1000:5.1f} W  {mj}{acc}",
-            flush=True,
-        )
-
-
-def _live(sim: Simulator, args: argparse.Namespace) -> int:
-    print(
-        f"spectop demo: {sim.profile.description}; speedup {args.speedup:g}\n"
-        f"  plain {sim.plain_url}  draft {sim.draft_url}  meter {sim.meter_page_url}\n"
-        "  traffic: 1, 2, 4, 8, 16 requests and back, plain then draft at each level; Ctrl-C stops",
-        flush=True,
-    )
-    pattern = default_pattern(phase_s=args.phase)
-    urls = {"plain": sim.plain_url, "draft": sim.draft_url}
-    openai = sim.backend != "llama-server"
-    with TrafficGenerator(urls, pattern, n_tokens=args.tokens, openai=openai) as traffic:
-        line = _LiveLine(sim, traffic)
-        _wait(args.duration, line.tick)
     print("spectop demo: stopped", file=sys.stderr, flush=True)
     return 0
 
