@@ -113,7 +113,7 @@ def test_a_server_a_dashboard_sweep_started_dies_with_the_dashboard(
     try:
         term.read(3.0)
         term.keys(b"s")
-        term.until(b"Paired sweep", 20)
+        term.until(b"plain against draft at each batch", 20)  # the sweep dialog's title
         term.keys(b"\t", b"\t", b"\r")  # from the Quick preset to the batches field; Enter runs
         server = _llama_server_child(term.proc.pid, 30)
         if how == "SIGKILL":
