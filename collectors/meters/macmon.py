@@ -49,6 +49,8 @@ class MacmonIntegrator:
         """Add one line; returns False for a line that is not a macmon sample (it is skipped)."""
         try:
             d = json.loads(line)
+            if isinstance(d["all_power"], bool):  # JSON false is no number (Python's bool is an int)
+                raise TypeError("all_power is not a number")
             soc_w = float(d["all_power"])
             if not (math.isfinite(soc_w) and soc_w >= 0):  # NaN would stick in the joules for good
                 raise ValueError(soc_w)
@@ -65,12 +67,17 @@ class MacmonIntegrator:
         elif self._last_arrival is not None and stamp is None:
             gap = arrival_s - self._last_arrival
             dt = gap if 0 < gap < 10 * self.interval_s else dt
+        soc_j = self.soc_j + soc_w * dt
+        if not math.isfinite(soc_j):  # watts near the float limit: the joules would stick at inf
+            self.bad_lines += 1
+            return False
         self._last_stamp, self._last_arrival = stamp, arrival_s
-        self.soc_w, self.soc_j = soc_w, self.soc_j + soc_w * dt
+        self.soc_w, self.soc_j = soc_w, soc_j
         sys_w = d.get("sys_power")
         if isinstance(sys_w, (int, float)) and not isinstance(sys_w, bool) and 0 < sys_w < math.inf:
             # 0.0 means the SMC key was unreadable
-            self.system_j += float(sys_w) * dt
+            system_j = self.system_j + float(sys_w) * dt
+            self.system_j = system_j if math.isfinite(system_j) else self.system_j
         self.lines += 1
         return True
 

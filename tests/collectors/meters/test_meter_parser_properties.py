@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import math
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from collectors.meters.macmon import MacmonIntegrator
@@ -39,6 +39,9 @@ MACMON_LINE = st.one_of(
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(MACMON_LINE, max_size=12))
+# found by a run: watts near the float limit over a 1.8 s gap made the joules inf, for good
+@example(['{"all_power": 0.5}'] + [""] * 8 + ['{"all_power": 9.987184082568422e+307}'])
+@example(['{"all_power": 0.5}'] + [""] * 8 + ['{"all_power": 1.0, "sys_power": 9.987184082568422e+307}'])
 def test_macmon_lines_never_raise_and_keep_joules_finite_and_rising(lines):
     meter = MacmonIntegrator(0.2)
     last = 0.0
@@ -52,9 +55,12 @@ def test_macmon_lines_never_raise_and_keep_joules_finite_and_rising(lines):
 def test_a_macmon_line_of_impossible_watts_is_skipped():
     meter = MacmonIntegrator(0.2)
     assert meter.feed('{"all_power": 10.0}', 0.0)
-    for bad in ('{"all_power": NaN}', '{"all_power": Infinity}', '{"all_power": -3.0}', '{"all_power": "x"}'):
+    for bad in (
+        '{"all_power": NaN}', '{"all_power": Infinity}', '{"all_power": -3.0}', '{"all_power": "x"}',
+        '{"all_power": false}',  # JSON false is no number (Python's bool is an int)
+    ):  # fmt: skip
         assert meter.feed(bad, 0.2) is False
-    assert meter.soc_j == 10.0 * 0.2 and meter.bad_lines == 4
+    assert meter.soc_j == 10.0 * 0.2 and meter.bad_lines == 5
 
 
 LABELS = st.dictionaries(
