@@ -88,7 +88,12 @@ def paced_events(t_first_s: float, t_done_s: float, tokens: int) -> tuple[ChunkE
 def to_record(
     timed: TimedRequest, server_url: str, busy_samples: Sequence[int] = (), request_id: str | None = None
 ) -> RequestRecord:
-    """The request as a record: `busy_samples` are the server's busy slots polled while it ran."""
+    """The request as a record: `busy_samples` are the server's busy slots polled while it ran.
+
+    A poll reading no busy slot missed this request (its window is placed from the log's timing,
+    which a late line shifts), so it is left out; none left: concurrency unknown.
+    """
+    busy_samples = [b for b in busy_samples if b > 0]
     r = timed.logged
     t_send_s = timed.t_done_s - r.total_ms / 1000.0
     t_first_s = t_send_s + r.prompt_ms / 1000.0

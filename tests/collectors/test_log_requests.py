@@ -38,6 +38,15 @@ def test_record_figures_from_the_captured_draft_block() -> None:
     assert first.tag.startswith("log") and first.latency.chunk_gaps.count == 0  # no gaps invented
 
 
+def test_polls_that_saw_no_busy_slot_missed_the_logged_request() -> None:
+    timed = LogReader(ManualClock(1000.0)).feed(draft_lines())
+    # the request ran, so a poll reading 0 came before or after it (its window is the log's, shifted)
+    edges = to_record(timed[0], "http://x", busy_samples=[0, 3, 1, 0])
+    assert (edges.concurrency_mean, edges.concurrency_max) == (2.0, 3)
+    missed = to_record(timed[0], "http://x", busy_samples=[0, 0])
+    assert (missed.concurrency_mean, missed.concurrency_max) == (None, None)
+
+
 def test_stamps_place_requests_by_the_least_delayed_line() -> None:
     clock = ManualClock(500.0)
     reader = LogReader(clock)

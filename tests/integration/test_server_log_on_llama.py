@@ -77,7 +77,7 @@ async def test_every_request_in_the_log_matches_the_metrics_deltas(
     assert sum(r.draft_n or 0 for r in rows) == after[0] - before[0] > 0
     assert sum(r.draft_n_accepted or 0 for r in rows) == after[1] - before[1]
     assert sorted(r.committed_tokens for r in rows) == [16, 20, 24]
-    assert all(r.concurrency_max is None or r.concurrency_max >= 1 for r in rows)
+    assert all(r.concurrency_max is None or r.concurrency_max >= 1 for r in rows)  # each ran in a slot
 
 
 async def test_server_log_from_a_pipe(llama_server, draft_args: list[str]) -> None:

@@ -220,6 +220,7 @@ def test_the_packs_spectop_service_serves_two_servers_under_one_meter(pack):
                 for s in family.samples:
                     metrics.setdefault(s.name, []).append(s.labels)
         os.killpg(popen.pid, 15)
+        _, stderr = popen.communicate(timeout=10)
     servers = {labels["server"] for labels in metrics.get("spectop_mj_per_token", [])}
-    assert servers == {f"http://127.0.0.1:{base}", f"http://127.0.0.1:{base + 1}"}
+    assert servers == {f"http://127.0.0.1:{base}", f"http://127.0.0.1:{base + 1}"}, stderr
     assert {labels["energy"] for labels in metrics["spectop_mj_per_token"]} == {"shared"}
