@@ -30,6 +30,7 @@ from collectors.servers.series import as_int
 from collectors.servers.snapshot import ServerSnapshot
 
 REFUSED = "refused: the server needs an API key (--api-key or SPECTOP_API_KEY)"
+IDENTITY_POLLS = 10  # what a dialect reads once per server start is read again every this many polls
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +218,7 @@ class ServerCollector:
         self._client = client or make_client(api_key)
         self._prev: Any = None
         self._identity: Any = None  # what a dialect reads once per server start (version, config)
+        self._polls_since_identity = 0
 
     @classmethod
     async def answers(cls, probe: Probe) -> bool:
@@ -255,6 +257,15 @@ class ServerCollector:
 
     def derive(self, prev: Any, raw: Any) -> ServerSnapshot:
         raise NotImplementedError
+
+    def identity_due(self) -> bool:
+        """Count a poll: is the identity unread, or `IDENTITY_POLLS` polls old (a restart that
+        changed it without the counters running back)?"""
+        self._polls_since_identity += 1
+        if self._identity is None or self._polls_since_identity >= IDENTITY_POLLS:
+            self._polls_since_identity = 0
+            return True
+        return False
 
     def forget(self) -> None:
         """Drop what is read once per server start (identity, config); called after failures and restarts."""

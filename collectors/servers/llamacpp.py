@@ -8,7 +8,8 @@ requests that finished, T − R − A, with R counted from /slots; a request fin
 and /metrics are read would be counted in one window and its tokens in another, so /metrics is
 read again after /slots and a disagreement marks the count uncertain; doubles are printed with
 6 significant digits, so counters past 10⁶ are rounded (rounding.py); `n_busy_slots_per_decode`
-is a cumulative average, so the window's value is re-derived from two scrapes; `/props` always
+is a cumulative average, so the window's value is re-derived from two scrapes; `/props` (read once per
+server start, and every ten polls in case a restart went unseen) always
 says `speculative.types: none`, so drafting is read from `/slots`; /metrics (501 without
 --metrics) and /slots (501 with --no-slots) may be off, and each says how to turn it on. /props
 and /slots are checked against the shapes read here (`PROPS`, `SLOTS`) before anything reads them.
@@ -232,24 +233,27 @@ class LlamaCppCollector(ServerCollector):
         return json_with(await probe.get("/props"), "total_slots", "build_info")
 
     async def fetch(self) -> RawPoll:
-        """One raw poll of all four endpoints, concurrently, then /metrics once more (see
-        `reads_agree`). Never raises for HTTP trouble."""
+        """One raw poll of /health, /slots and /metrics concurrently, then /metrics once more (see
+        `reads_agree`); /props (model, build, slots: fixed for a server's life, and its chat
+        template makes it the largest answer) on the first poll, after a failure or restart and
+        every `IDENTITY_POLLS` polls. Never raises for HTTP trouble."""
         t_s = time.monotonic()
         get = self.get
         try:
-            health, props, slots, metrics = await asyncio.gather(
-                get("/health"), get("/props"), get("/slots"), get("/metrics")
-            )
+            reads = [get("/health"), get("/slots"), get("/metrics")]
+            if self.identity_due():
+                reads.append(get("/props"))
+            health, slots, metrics, *props = await asyncio.gather(*reads)
             again = await get("/metrics") if metrics.status_code == 200 else metrics
         except httpx.HTTPError as exc:
             return RawPoll(t_s, **self.failed(exc))
-        raw = RawPoll(t_s)
+        if props and props[0].status_code == 200:
+            self._identity = json_of(props[0], "/props", PROPS)
+        raw = RawPoll(t_s, props=self._identity)
         if health.status_code == 503:
             raw.status, raw.error = "loading", "the server is loading its model"
         elif health.status_code != 200:
             raw.status, raw.error = "error", f"/health answered HTTP {health.status_code}"
-        if props.status_code == 200:
-            raw.props = json_of(props, "/props", PROPS)
         if slots.status_code == 200:
             raw.slots = json_of(slots, "/slots", SLOTS)
         else:

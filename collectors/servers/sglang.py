@@ -55,7 +55,6 @@ VERIFY_CALLS = "sglang:spec_verify_calls_total"
 COUNTERS = (REALTIME, GENERATED, VERIFY_CALLS, "sglang:prompt_tokens_total")
 CONTEXT_LEN = "sglang:context_len"  # observability/metrics_collector.py (0.5.23): "Maximum context length."
 NO_METRICS = "not available: start SGLang with --enable-metrics"
-IDENTITY_POLLS = 10  # /server_info (and /v1/models) again every this many polls: a restart's new startup_time
 NOT_READY = "the server is starting, shutting down or unhealthy (/health answered 503)"
 
 
@@ -235,10 +234,6 @@ class SglangCollector(ServerCollector):
         metrics = await probe.get("/metrics")
         return metrics.status_code == 200 and PREFIX in metrics.text
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._polls_since_identity = 0
-
     async def _identify(self) -> dict[str, Any]:
         info, models = await asyncio.gather(self._server_info(), self.get("/v1/models"))
         data = member(json_body(models), "data")
@@ -258,9 +253,8 @@ class SglangCollector(ServerCollector):
         get = self.get
         try:
             health, loads, metrics = await asyncio.gather(get("/health"), get("/v1/loads"), get("/metrics"))
-            self._polls_since_identity += 1
-            if self._identity is None or self._polls_since_identity >= IDENTITY_POLLS:
-                self._identity, self._polls_since_identity = await self._identify(), 0
+            if self.identity_due():
+                self._identity = await self._identify()
         except httpx.HTTPError as exc:
             return RawPoll(t_s, **self.failed(exc))
         raw = RawPoll(t_s, info=self._identity["info"], models=self._identity["models"])

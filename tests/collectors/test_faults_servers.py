@@ -10,7 +10,7 @@ import pytest
 
 from collectors.errors import ServerUnreachable, SpectopError
 from collectors.http import STREAM_TIMEOUT, get_page, make_client
-from collectors.servers import detect, open_collector
+from collectors.servers import base, detect, open_collector
 from collectors.servers.auto import AutoCollector
 from tests.support.captures import read_json
 from tests.support.fake_servers import FakeVllm, VllmEngine
@@ -180,14 +180,33 @@ async def test_a_dropped_answer_says_the_server_hung_up():
 
 
 async def test_a_kept_alive_connection_dropped_by_the_server_is_tried_again():
-    props = Reply(PROPS)
-    with FaultServer({"/props": Script(props, Drop(), props)}) as server:
+    slots = Reply(read_json("draft-simple.slots.idle.json"))
+    with FaultServer({"/slots": Script(slots, Drop(), slots)}) as server:
         async with make_client() as client:
             collector = open_collector(server.url, "llama.cpp", client=client)
             first = await collector.poll()
-            second = await collector.poll()  # the second /props goes out on a kept-alive connection
-        assert server.hits["/props"] == 3
+            second = await collector.poll()  # the second /slots goes out on a kept-alive connection
+        assert server.hits["/slots"] == 3
     assert first.ok and second.ok
+
+
+async def test_props_is_read_once_per_server_start_and_every_identity_polls():
+    # /props (model, build, slot count) is fixed for a server's life: read on the first poll, after
+    # a failed poll and every IDENTITY_POLLS polls, never on the polls between
+    with FaultServer(
+        {"/health": Script(*[Reply({"status": "ok"})] * 3, Reply(b"", status=500), Reply({"status": "ok"}))}
+    ) as server:
+        async with make_client() as client:
+            collector = open_collector(server.url, "llama.cpp", client=client)
+            snaps = [await collector.poll() for _ in range(3)]
+            assert server.hits["/props"] == 1 and all(
+                s.ok and s.slots_total == PROPS["total_slots"] for s in snaps
+            )
+            failed = await collector.poll()  # /health 500: the next poll reads /props again
+            assert not failed.ok and server.hits["/props"] == 1
+            snaps = [await collector.poll() for _ in range(base.IDENTITY_POLLS + 1)]
+            assert server.hits["/props"] == 3  # after the failure, then IDENTITY_POLLS polls later
+            assert all(s.ok and s.model == PROPS["model_alias"] for s in snaps)
 
 
 async def test_one_bad_poll_does_not_end_the_window_or_the_collector():
@@ -195,9 +214,9 @@ async def test_one_bad_poll_does_not_end_the_window_or_the_collector():
         async with make_client() as client:
             collector = open_collector(server.url, "llama.cpp", client=client)
             assert (await collector.poll()).ok
-            server.set("/props", Reply({"total_slots": []}))
+            server.set("/slots", Reply([{"id": "zero", "is_processing": "no"}]))
             assert (await collector.poll()).status == "error"
-            server.set("/props", Reply(PROPS))
+            server.set("/slots", Reply(read_json("draft-simple.slots.idle.json")))
             back = await collector.poll()
     assert back.ok and back.window_s is not None  # against the last good poll
 

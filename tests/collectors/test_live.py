@@ -256,3 +256,13 @@ def test_batch_is_the_mean_of_the_last_ten_polls_since_live_began():
     assert live.current_batch() == 1.0
     live.add_snapshot(snap(21.0, 0, busy=3, per_decode=None))
     assert live.current_batch() == 3.0
+
+
+def test_latest_is_the_newest_poll():
+    live = LiveLedger(energy_window_s=30.0)
+    assert live.latest is None
+    first, second = snap(1.0, 100, busy=1), snap(2.0, 300, busy=3)
+    live.add_snapshot(first)
+    assert live.latest is first
+    live.add_snapshot(second)
+    assert live.latest is second and live.latest.slots_busy == 3

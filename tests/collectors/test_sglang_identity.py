@@ -9,7 +9,7 @@ answers 503 while starting, while shutting down (`gracefully_exit`) and when the
 
 from __future__ import annotations
 
-from collectors.servers import sglang
+from collectors.servers import base, sglang
 from collectors.servers.answers import parse_metrics
 from tests.support.fake_servers import mock_client
 from tests.support.fake_sglang import FakeSglang, server_info
@@ -40,8 +40,8 @@ async def test_a_restart_the_counters_cannot_see_is_told_by_startup_time():
     collector = sglang.SglangCollector(URL, client=mock_client(fake))
     assert not (await collector.poll()).restarted
     fake.startup_time += 60.0  # restarted between two polls, never seen loading
-    seen = [(await collector.poll()).restarted for _ in range(sglang.IDENTITY_POLLS)]
-    assert seen == [False] * (sglang.IDENTITY_POLLS - 1) + [True]  # told by the periodic re-read
+    seen = [(await collector.poll()).restarted for _ in range(base.IDENTITY_POLLS)]
+    assert seen == [False] * (base.IDENTITY_POLLS - 1) + [True]  # told by the periodic re-read
     assert fake.hits["/server_info"] == 2
 
 
