@@ -8,6 +8,8 @@ Each property of the `[tool.mutmut] only_mutate` modules is mutated with mutmut'
 mutant at a time, in a scratch copy of the tree (no bytecode cache, so no stale import); the same
 test selection as `mutmut run` runs against it, the test files that name the property first, with
 `-x`. A mutant no test fails survives; the survivors' diffs go to mutants/properties.txt.
+`--named-only` runs the files that name the property and nothing else, less the `slow` simulated
+sweeps: a survivor then costs seconds, not the whole selection, and is checked by hand.
 """
 
 from __future__ import annotations
@@ -109,6 +111,11 @@ def selection() -> tuple[list[str], list[str]]:
     return config["only_mutate"], config["pytest_add_cli_args_test_selection"] + config["pytest_add_cli_args"]
 
 
+def options_only() -> list[str]:
+    """The selection's pytest options without its paths (`-p no:cacheprovider -x -q`)."""
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mutmut"]["pytest_add_cli_args"]
+
+
 def tests_naming(name: str) -> list[str]:
     return sorted(
         str(p.relative_to(ROOT))
@@ -159,8 +166,16 @@ def main() -> None:
     parser.add_argument(
         "--only", default="*", help="glob over mutant names, e.g. 'collectors.request_record.*'"
     )
+    parser.add_argument(
+        "--named-only",
+        action="store_true",
+        help="run only the test files that name the property (minutes less per survivor; a mutant that"
+        " survives them may still die in the whole selection: check each by hand)",
+    )
     options = parser.parse_args()
     globs, args = selection()
+    if options.named_only:
+        args = [a for a in args if a.startswith("--ignore=")] + options_only() + ["-m", "not slow"]
     files = sorted(
         str(p.relative_to(ROOT))
         for p in (ROOT / "collectors").rglob("*.py")

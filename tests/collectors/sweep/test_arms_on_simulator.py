@@ -19,6 +19,8 @@ import pytest
 from collectors.simulator.multi_arm import MultiArmSimulator
 from tests.support.cli_runs import spectop
 
+pytestmark = pytest.mark.slow  # minutes of simulated serving: `-m 'not slow'` leaves it out
+
 SPEEDUP = 1.0
 # seed 001's chip mJ/token, as published
 SEED001 = {

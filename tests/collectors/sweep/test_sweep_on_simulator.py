@@ -39,6 +39,8 @@ from collectors.sweep.events import PointDone, PointProgressed, SweepEnded
 from collectors.sweep.plan import SweepPlan
 from collectors.sweep.runner import run_sweep
 
+pytestmark = pytest.mark.slow  # minutes of simulated serving: `-m 'not slow'` leaves it out
+
 SPEEDUP = 4.0  # token rates and power both x4: mJ/token and every ratio are the profile's
 # note 25: requests, plain tok/s, draft tok/s, plain mJ/token, draft mJ/token, energy, plain W, draft W
 NOTE25 = {
