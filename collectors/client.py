@@ -78,6 +78,7 @@ class RequestSpec:
     ignore_eos: bool = True
     dialect: str = "llama.cpp"  # "llama.cpp", "vllm", "sglang" or "openai"
     model: str | None = None
+    id_slot: int | None = None  # llama-server: run on this slot (its own slot each, even one after another)
 
 
 def request_body(spec: RequestSpec) -> tuple[str, dict[str, object]]:
@@ -109,6 +110,8 @@ def request_body(spec: RequestSpec) -> tuple[str, dict[str, object]]:
     if llama:
         # per-event cumulative timings: exact token counts and a verify-step key on every event
         body["timings_per_token"] = True
+        if spec.id_slot is not None:
+            body["id_slot"] = spec.id_slot
     return path, body
 
 

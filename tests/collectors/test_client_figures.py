@@ -50,6 +50,8 @@ def test_the_body_each_dialect_gets():
     assert body["temperature"] == 0.5
     _, vllm = request_body(RequestSpec(route="chat", dialect="vllm"))
     assert "return_spec_tokens_details" not in vllm and vllm["stream_options"]["continuous_usage_stats"]
+    assert request_body(RequestSpec(id_slot=2))[1]["id_slot"] == 2  # llama-server runs it on slot 2
+    assert "id_slot" not in request_body(RequestSpec(id_slot=2, dialect="vllm"))[1]  # nobody else knows it
 
 
 class CaptureClock:
