@@ -250,3 +250,13 @@ async def test_busy_slots_asks_loads_for_its_core_section_only():
     assert asked == [("/v1/loads", {"include": "core"})]
     idle = only({"/v1/loads": json_answer({"loads": [{"num_running_reqs": 0}]})})
     assert await server(idle).busy_slots() == 0
+
+
+def test_a_server_that_does_not_draft_has_no_width_and_no_lifetime_g_whatever_its_page_says():
+    snap = sglang.derive(None, raw(sglang_page([R0, R1], TOK), 2.0, info=server_info(dp=2)), URL)
+    assert (snap.verified_width, snap.mean_advance_lifetime) == (4.0, pytest.approx(2.71))
+    # a plain server (speculative_algorithm None) with a drafting figure left on its page
+    plain = replace(snap, drafting=False)
+    assert (plain.verified_width, plain.mean_advance_lifetime, plain.acceptance) == (None, None, None)
+    unknown = replace(snap, drafting=None)  # not said: the figures stand
+    assert (unknown.verified_width, unknown.mean_advance_lifetime) == (4.0, pytest.approx(2.71))
