@@ -11,7 +11,7 @@ import pytest
 
 from collectors import ledger, promtext
 from collectors.servers import llamacpp
-from collectors.servers.base import window_delta
+from collectors.servers.base import WindowDelta, window_delta
 from collectors.servers.llamacpp_slots import finished_requests, slot_states
 from collectors.sweep import checks
 from tests.support.captures import read_json, sse_lines
@@ -257,3 +257,16 @@ def test_every_step_count_over_both_capture_windows():
     timings = [final_timings(name) for name in FIRST_FOUR]
     timings += read_json("draft-simple.concurrent.timings.json").values()
     assert ledger.every_step_count(539, 143, 8) == sum(own_steps(t) for t in timings) == 388
+
+
+@pytest.mark.parametrize("name", ["tokens", "drafted", "accepted", "steps", "drafted_steps"])
+def test_any_one_rounded_count_makes_the_window_approximate(name):
+    # each count alone: a rounding error of half a token in it is enough; none anywhere is exact
+    assert WindowDelta(errors={name: 0.5}).rounded
+    assert not WindowDelta(errors={name: 0.0}).rounded
+    assert WindowDelta(errors={name: 0.5}).tokens_tolerance == (1 if name == "tokens" else 0)
+
+
+def test_a_dialect_without_rounding_errors_is_exact():
+    # vLLM's and SGLang's windows carry no errors at all
+    assert not WindowDelta(tokens=10).rounded and WindowDelta(tokens=10).tokens_tolerance == 0
