@@ -122,3 +122,11 @@ def test_a_latest_poll_left_out_leaves_no_count_of_its_own():
     assert merged.window_per_position == ()
     assert merged.acceptance is None and merged.mean_advance is None and merged.survival == ()
     assert merged.advance_per_drafted_step is None
+
+
+def test_survival_needs_the_windows_steps_as_well_as_its_positions():
+    # --no-slots: llama-server's per-position counters moved, but the steps (T − R − A) are unknown
+    assert poll(1.0, 8, 6, None, positions=(4, 2)).survival == ()
+    assert poll(1.0, 8, 6, 0, positions=(4, 2)).survival == ()
+    assert poll(1.0, 8, 6, 4, positions=()).survival == ()
+    assert poll(1.0, 8, 6, 4, positions=(4, 2)).survival == pytest.approx((1.0, 0.5))  # 4/4 and 2/4
