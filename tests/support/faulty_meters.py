@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -56,6 +57,12 @@ class FaultyDcgm(LoopbackServer):
     def url(self) -> str:
         """What `--meter dcgm=` takes, with the page's real update period."""
         return f"http://127.0.0.1:{self.server_address[1]}/metrics?period=0.1"
+
+    def wait_scrapes(self, n: int, timeout_s: float = 10.0) -> None:
+        """Return once `n` more scrapes came (a sampler reading at 10 Hz: a few tenths of a second)."""
+        target, deadline = self.scrapes + n, time.monotonic() + timeout_s
+        while self.scrapes < target and time.monotonic() < deadline:
+            time.sleep(0.01)
 
     def page(self) -> str | None:
         """This scrape's page; None when the exporter is down."""

@@ -42,6 +42,10 @@ def sweep(sim, tmp_path, fault: str | None, from_point: int = 3, sampler_meter: 
                     rows.append(event.row)
                     if len(rows) == from_point:
                         exporter.fault = fault
+                        # the sweep waits here: the sampler reads the broken page before the next
+                        # window opens (else, on a loaded machine, a half-second window can begin on
+                        # the last good reading, which no meter check can tell from a slow sensor)
+                        exporter.wait_scrapes(2)
                 if isinstance(event, SweepEnded):
                     ended = event
         if meter:
