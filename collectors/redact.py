@@ -48,13 +48,21 @@ class _Redactor:
 
     def argv(self, words: Iterable[str]) -> list[str]:
         out: list[str] = []
-        value_next = False
+        value_next = plain_value_next = False
         for word in words:
             name, eq, value = word.partition("=")
-            if value_next and not self.secret_option(name):
+            if value_next:  # llama.cpp takes the next word as the value whatever it is (`-KEY`)
                 out.append(self.hide(word))
                 value_next = False
-            elif self.secret_option(name):  # `--api-key --api-key K`: the second one is no value
+                # `--api-key --api-key K` may be the option said twice: a plain word after it is hidden too
+                plain_value_next = self.secret_option(name) and not eq
+                continue
+            if plain_value_next and not word.startswith("-"):
+                out.append(self.hide(word))
+                plain_value_next = False
+                continue
+            plain_value_next = False
+            if self.secret_option(name):
                 out.append(f"{name}={self.hide(value)}" if eq else word)
                 value_next = not eq
             elif eq and _ENV_NAME.fullmatch(name) and is_secret_name(name):

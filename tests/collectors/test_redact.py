@@ -94,8 +94,14 @@ def test_the_secret_and_only_the_secret_is_replaced(words, secret):
     assert secrets_in(argv) == [secret]
 
 
-def test_an_option_repeated_without_its_value_is_no_value():
-    # argparse reads `--api-key --api-key K` as a missing value, then K: K is the secret
-    assert redact_argv(["--api-key", "--api-key", "K1"]) == ["--api-key", "--api-key", REDACTED]
-    assert secrets_in(["--api-key", "--hf-token", "K1"]) == ["K1"]
+def test_the_word_after_a_secret_option_is_its_value_and_an_option_said_twice_hides_both():
+    # llama.cpp takes the next word whatever it is, so a key may look like an option (hypothesis
+    # found `--api-key -KEY --port 8081` showing -KEY and hiding --port); `--api-key --api-key K`
+    # (argparse: a missing value, then K) hides the word taken as the value and K after it
+    assert redact_argv(["--api-key", "-KEY", "--port", "8081"]) == ["--api-key", REDACTED, "--port", "8081"]
+    assert redact_argv(["--api-key", "--token", "--port", "8"]) == ["--api-key", REDACTED, "--port", "8"]
+    assert redact_argv(["--api-key", "--api-key", "K1"]) == ["--api-key", REDACTED, REDACTED]
+    assert secrets_in(["--api-key", "--hf-token", "K1", "-m", "x"]) == ["--hf-token", "K1"]
+    restored = restore(redact_command(["s", "--api-key", "--api-key", "K1"]), "s --api-key --api-key K1")
+    assert shlex.split(restored) == ["s", "--api-key", "--api-key", "K1"]
     assert redact_argv(["--api-key", "-dash-led"]) == ["--api-key", REDACTED]  # a key may start with "-"
