@@ -6,6 +6,9 @@ committed token), so a mean inter-token latency hides the real stalls; every gap
 
 from __future__ import annotations
 
+import bisect
+import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -42,6 +45,28 @@ class Tail:
             return cls(0, None, None, None, None)
         p50, p95, p99 = np.percentile(np.asarray(gaps_ms, dtype=float), [50, 95, 99])
         return cls(len(gaps_ms), float(p50), float(p95), float(p99), float(max(gaps_ms)))
+
+    @classmethod
+    def of_repeated(cls, gaps_ms: Sequence[float], repeats: Sequence[int]) -> Tail:
+        """`of` with each gap counted `repeats` times, without building that list (a server may
+        claim any number of tokens in one chunk); numpy's linear percentile on the repeated list."""
+        pairs = sorted((g, n) for g, n in zip(gaps_ms, repeats, strict=True) if n > 0)
+        if not pairs:
+            return cls.of([])
+        ordered = [g for g, _ in pairs]
+        ends = list(itertools.accumulate(n for _, n in pairs))  # the repeated list's k-th: bisect
+        total = ends[-1]
+
+        def at(k: int) -> float:
+            return ordered[bisect.bisect_right(ends, k)]
+
+        def percentile(q: float) -> float:
+            h = (total - 1) * q / 100
+            lo = math.floor(h)
+            a, b = at(lo), at(min(lo + 1, total - 1))
+            return float(np.percentile([a, b], 100 * (h - lo)))  # numpy's own interpolation between them
+
+        return cls(total, percentile(50), percentile(95), percentile(99), ordered[-1])
 
 
 def burst_threshold_s(gaps_s: Sequence[float]) -> float | None:
@@ -118,12 +143,15 @@ def profile(events: Sequence[ChunkEvent], t_send_s: float, drafting: bool = True
         empty = Tail.of([])
         return LatencyProfile(None, empty, empty, empty, (), 0, 0)
     chunk_gaps = chunk_gaps_ms(token_events)
-    token_gaps = [gap / e.n_tokens for gap, e in zip(chunk_gaps, token_events[1:]) for _ in range(e.n_tokens)]
+    later = token_events[1:]
+    token_gaps = Tail.of_repeated(
+        [gap / e.n_tokens for gap, e in zip(chunk_gaps, later)], [e.n_tokens for e in later]
+    )
     bursts = split_bursts(token_events, drafting)
     return LatencyProfile(
         ttft_ms=1000.0 * (token_events[0].t_s - t_send_s),
         chunk_gaps=Tail.of(chunk_gaps),
-        token_gaps=Tail.of(token_gaps),
+        token_gaps=token_gaps,
         step_gaps=Tail.of(step_gaps_ms(token_events, drafting)),
         burst_sizes=tuple(sum(e.n_tokens for e in b) for b in bursts),
         events=len(token_events),

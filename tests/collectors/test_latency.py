@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import resource
+import subprocess
+import sys
+
 import pytest
 
 from collectors.latency import (
@@ -119,3 +123,42 @@ def test_no_token_no_profile():
 
 def test_chunk_gaps_skip_events_without_tokens():
     assert chunk_gaps_ms([ChunkEvent(1.0, 1), ChunkEvent(1.5, 0), ChunkEvent(2.0, 1)]) == [1000.0]
+
+
+@pytest.mark.parametrize(
+    ("gaps_ms", "repeats"),
+    [
+        ([10.0, 30.0], [3, 1]),
+        ([4.0, 1.0, 9.0, 9.0], [1, 5, 0, 2]),
+        ([2.5], [7]),
+        ([1.0, 2.0, 3.0], [1, 1, 1]),
+    ],
+)
+def test_repeated_gaps_read_as_the_list_with_each_gap_repeated(gaps_ms, repeats):
+    spelt_out = [g for g, n in zip(gaps_ms, repeats) for _ in range(n)]
+    got, want = Tail.of_repeated(gaps_ms, repeats), Tail.of(spelt_out)
+    assert got.count == want.count == len(spelt_out)
+    assert (got.p50_ms, got.p95_ms, got.p99_ms, got.max_ms) == pytest.approx(
+        (want.p50_ms, want.p95_ms, want.p99_ms, want.max_ms), rel=1e-12
+    )
+
+
+def test_a_chunk_that_claims_billions_of_tokens_costs_no_memory():
+    # a server's SSE event can say any completion_tokens: the per-token gaps were once spelt out, one
+    # float each (24 GB for 3e9, found when the stream parser's property test drew such a number).
+    # In a child capped at 1 GiB of address space, so a regression fails here instead of the machine
+    code = (
+        "from collectors.latency import ChunkEvent, profile\n"
+        "p = profile([ChunkEvent(0.1, 1), ChunkEvent(0.2, 3_000_000_000)], 0.0)\n"
+        "assert p.tokens == 3_000_000_001 and p.token_gaps.count == 3_000_000_000\n"
+        "assert abs(p.token_gaps.max_ms - 100.0 / 3e9) < 1e-15\n"
+    )
+    limit = 1 << 30
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
