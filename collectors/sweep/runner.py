@@ -233,17 +233,24 @@ class _Sweep:
 
 def refinement(plan: SweepPlan, rows: list[dict[str, Any]]) -> list[PointKey]:
     """Points at the batch between the two where the energy ratio leaves the break-even band
-    upward, when there is one such place and room for a batch between them."""
+    upward, when there is one such place and room for a batch between them.
+
+    The batch nearest the crossover can be one already measured whose pair was not trusted (a
+    drifting plain arm): it is measured again. The points are a pass of their own, one past the
+    plan's, so they are bracketed and judged apart from the grid's: a pass-wide flag of the grid's
+    points at that batch does not exclude them, nor theirs the grid's.
+    """
     table = summarize(rows)["rows"]
     exits = upward_exits([(t["batch"], t["energy_ratio"]) for t in table if t["trusted"]])
     if not plan.refine or len(exits) != 1 or exits[0]["above"] - exits[0]["below"] < 2:
         return []
     cross = exits[0]
     batch = min(cross["above"] - 1, max(cross["below"] + 1, round(cross["batch"])))
+    refine_pass = plan.passes
     return [
-        PointKey(0, batch, "plain", "before"),
-        PointKey(0, batch, "draft"),
-        PointKey(0, batch, "plain", "after"),
+        PointKey(refine_pass, batch, "plain", "before"),
+        PointKey(refine_pass, batch, "draft"),
+        PointKey(refine_pass, batch, "plain", "after"),
     ]
 
 

@@ -141,7 +141,8 @@ def test_sweep_needs_both_arms(capsys):
 def test_refine_measures_the_batch_inside_the_crossover(sim, tmp_path, capsys):
     args = sweep_args(sim, tmp_path, "1,2,4,8", 96, "--refine")
     code = main(args)
-    summary = json.loads(capsys.readouterr().out)["summary"]
+    body = json.loads(capsys.readouterr().out)
+    summary = body["summary"]
     assert code == (3 if summary["untrusted"] else 0)
     # the rule on the four planned batches: one upward exit from the break-even band, with room
     # for a batch inside it, is refined. On a loaded machine a point can be flagged (and so not
@@ -152,10 +153,21 @@ def test_refine_measures_the_batch_inside_the_crossover(sim, tmp_path, capsys):
         assert [t["batch"] for t in summary["rows"]] == [1, 2, 4, 8]
         assert summary["points"] == summary["planned_points"] == 12
         return
-    assert [t["batch"] for t in summary["rows"]] == [1, 2, 3, 4, 8]
+    # the batch nearest the crossover inside the exit: 3 on note 25's curve, or 4 again when the
+    # grid's 4 was flagged and the trusted exit is between 2 and 8 (crossover ≈ 3.6)
+    below, above = exits[0]["below"], exits[0]["above"]
+    refined = min(above - 1, max(below + 1, round(exits[0]["batch"])))
     assert summary["points"] == summary["planned_points"] == 15
+    assert [t["batch"] for t in summary["rows"]] == sorted({1, 2, 4, 8, refined})
+    # measured as a pass of its own (the plan's one pass is pass 0), so a flag of the grid's
+    # points at that batch does not exclude the refined ones
+    run_dir = tmp_path / body["run_dir"].rsplit("/", 1)[1]
+    points = [json.loads(line) for line in (run_dir / "points.jsonl").read_text().splitlines()]
+    assert [(p["pass"], p["batch"]) for p in points[12:]] == [(1, refined)] * 3
     ratios = {t["batch"]: t["energy_ratio"] for t in summary["rows"]}
-    assert ratios[2] < ratios[3] < ratios[4]  # the simulator's curve rises through the crossover
+    assert (
+        ratios[below] < ratios[refined] < ratios[above]
+    )  # the simulator's curve rises through the crossover
     # a clean table (every trusted batch that pays or breaks even below every one that costs) has
     # its crossover between the last that pays and the first that costs; on note 25's curve that is
     # between 2 and 4. Note 25's 1.03 at one request sits at the band's edge, and a loaded machine
