@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
 import itertools
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -115,16 +116,36 @@ def request_body(spec: RequestSpec) -> tuple[str, dict[str, object]]:
     return path, body
 
 
-async def sample_busy(probe: BusyProbe, samples: list[int], period_s: float) -> None:
-    """Append the server's busy count every `period_s` until cancelled; unanswered reads are skipped."""
-    while True:
-        try:
-            busy = await probe()
-        except (SpectopError, httpx.HTTPError):
-            busy = None  # the poll shows what is wrong; a sample is only skipped
-        if busy is not None:
-            samples.append(busy)
-        await asyncio.sleep(period_s)
+@contextlib.asynccontextmanager
+async def busy_sampling(probe: BusyProbe | None, period_s: float) -> AsyncIterator[list[int]]:
+    """The server's busy count every `period_s` while the block runs; unanswered reads are skipped.
+
+    Stopped by a flag as well as by cancelling: Python 3.11's `asyncio.wait_for` (under every
+    bounded page read) can swallow a cancellation that lands as the read completes, and a sampler
+    that missed its one cancel went on polling the server for good (and held up the event loop's
+    shutdown, which cancels once and waits).
+    """
+    samples: list[int] = []
+    stopped = False
+
+    async def sample() -> None:
+        assert probe is not None
+        while not stopped:
+            try:
+                busy = await probe()
+            except (SpectopError, httpx.HTTPError):
+                busy = None  # the poll shows what is wrong; a sample is only skipped
+            if busy is not None and not stopped:
+                samples.append(busy)
+            await asyncio.sleep(period_s)
+
+    task = asyncio.create_task(sample()) if probe else None
+    try:
+        yield samples
+    finally:
+        stopped = True
+        if task:
+            task.cancel()
 
 
 async def stream_request(
@@ -146,13 +167,12 @@ async def stream_request(
     path, body = request_body(spec)
     endpoint = base_url.rstrip("/") + path
     state = streams.StreamState()
-    busy_samples: list[int] = []
-    watcher = asyncio.create_task(sample_busy(busy_probe, busy_samples, 0.1)) if busy_probe else None
     t_send = clock()
     wall_s = limits.seconds(spec, concurrent)
     try:
-        stream = _read(client, endpoint, body, auth_headers(api_key), state, spec, limits, clock)
-        await asyncio.wait_for(stream, wall_s)
+        async with busy_sampling(busy_probe, 0.1) as busy_samples:
+            stream = _read(client, endpoint, body, auth_headers(api_key), state, spec, limits, clock)
+            await asyncio.wait_for(stream, wall_s)
     except asyncio.TimeoutError:
         raise SpectopError(
             f"{endpoint} was still streaming after {wall_s:g} s, longer than {spec.max_tokens} tokens "
@@ -163,9 +183,6 @@ async def stream_request(
         raise describe(exc) from exc
     except SpectopError as exc:  # said of the stream: named here
         raise SpectopError(f"{endpoint} {exc.what}", exc.fix) from None
-    finally:
-        if watcher:
-            watcher.cancel()
     return record_of(state, f"r{next(_request_ids)}", base_url, path, t_send, clock(), busy_samples, tag)
 
 

@@ -26,7 +26,7 @@ import httpx
 import numpy as np
 
 from collectors import latency, ledger
-from collectors.client import RequestSpec, failed_record, sample_busy, stream_request
+from collectors.client import RequestSpec, busy_sampling, failed_record, stream_request
 from collectors.errors import SpectopError
 from collectors.http import describe
 from collectors.meters.base import MeterReading
@@ -72,24 +72,21 @@ async def measure(
     the energy window has exact ends on a counter meter.
     """
     before = await collector.window_counters() if collector else None
-    busy: list[int] = []
-    sampler = asyncio.create_task(sample_busy(collector.busy_slots, busy, 0.05)) if collector else None
-    mark0 = await asyncio.to_thread(mark) if mark else None
-    t0 = time.monotonic()
-    tasks = [
-        asyncio.create_task(stream_request(client, url, s, tag=tag, concurrent=len(specs))) for s in specs
-    ]
-    cancelled = False
-    while not all(t.done() for t in tasks):
-        await asyncio.wait(tasks, timeout=0.2)
-        if should_stop() and not all(t.done() for t in tasks):
-            cancelled = True
-            for t in tasks:
-                t.cancel()
-            break
-    await asyncio.gather(*tasks, return_exceptions=True)
-    if sampler:
-        sampler.cancel()
+    async with busy_sampling(collector.busy_slots if collector else None, 0.05) as busy:
+        mark0 = await asyncio.to_thread(mark) if mark else None
+        t0 = time.monotonic()
+        tasks = [
+            asyncio.create_task(stream_request(client, url, s, tag=tag, concurrent=len(specs))) for s in specs
+        ]
+        cancelled = False
+        while not all(t.done() for t in tasks):
+            await asyncio.wait(tasks, timeout=0.2)
+            if should_stop() and not all(t.done() for t in tasks):
+                cancelled = True
+                for t in tasks:
+                    t.cancel()
+                break
+        await asyncio.gather(*tasks, return_exceptions=True)
     records: list[RequestRecord] = []
     errors: list[SpectopError] = []
     for spec, t in zip(specs, tasks):

@@ -196,6 +196,40 @@ async def test_busy_slots_are_sampled_while_the_request_streams():
     assert (record.concurrency_mean, record.concurrency_max) == (3.0, 4)
 
 
+async def test_a_busy_probe_that_swallows_its_cancel_stops_with_the_request():
+    # Python 3.11's wait_for (under every bounded page read) can swallow a cancellation that lands
+    # as the read completes: the probe then returns a count as if never cancelled. A sampler stopped
+    # by cancelling alone went on polling the server for good, and held up the event loop's shutdown
+    asked = 0
+    inside, swallowed = asyncio.Event(), asyncio.Event()
+
+    async def busy() -> int | None:
+        nonlocal asked
+        asked += 1
+        if asked == 1:  # the first read is under way when the request ends
+            inside.set()
+            try:
+                await asyncio.sleep(10)
+            except asyncio.CancelledError:
+                swallowed.set()
+        return 3
+
+    async def body():
+        await asyncio.wait_for(inside.wait(), 10)
+        yield capture("draft-simple.completion.sse.jsonl")
+
+    async with httpx.AsyncClient(
+        transport=httpx.MockTransport(lambda request: httpx.Response(200, content=body()))
+    ) as client:
+        record = await stream_request(client, URL, RequestSpec(), busy_probe=busy)
+    await asyncio.wait_for(swallowed.wait(), 10)  # the one cancel landed inside the probe and was lost
+    asked_at_end = asked
+    await asyncio.sleep(0.3)  # ten sampling periods: a sampler still running would ask again
+    assert asked == asked_at_end
+    assert not [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    assert record.concurrency_max is None  # the one read ended after the request: not its sample
+
+
 async def test_events_that_arrive_together_are_stamped_with_their_arrival_not_after_parsing():
     # a clock that moves on every read: a stamp taken after parsing the events before it would differ
     ticks = iter(range(100))
