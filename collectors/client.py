@@ -120,11 +120,8 @@ def request_body(spec: RequestSpec) -> tuple[str, dict[str, object]]:
 async def busy_sampling(probe: BusyProbe | None, period_s: float) -> AsyncIterator[list[int]]:
     """The server's busy count every `period_s` while the block runs; unanswered reads are skipped.
 
-    Stopped by a flag as well as by cancelling: Python 3.11's `asyncio.wait_for` (under every
-    bounded page read) can swallow a cancellation that lands as the read completes, and a sampler
-    that missed its one cancel went on polling the server for good (and held up the event loop's
-    shutdown, which cancels once and waits).
-    """
+    Stopped by a flag as well as a cancel: Python 3.11's `wait_for` (under every bounded page read)
+    can swallow a cancel that lands as the read completes; the sampler then polled for good."""
     samples: list[int] = []
     stopped = False
 
