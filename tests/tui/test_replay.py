@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from textual.widgets._toast import Toast
 
 from collectors.recording import Recorder
 from collectors.recording_read import read_recording
@@ -114,12 +115,17 @@ async def test_enter_on_a_request_opens_its_detail_and_escape_closes_it():
 async def open_detail(pilot) -> None:
     await feed_session(pilot)
     app = pilot.app
+    # the sweep's toast is cleared while the dashboard, whose toast rack shows it, is the screen: a
+    # modal has no rack of its own, so clearing later left the toast to its 5 s timeout, and a
+    # loaded machine took the snapshot after it had gone
+    app.clear_notifications()
+    await pilot.pause()
+    assert not app.screen.query(Toast)
     table = app.main.requests_table
     table.focus()
     table.move_cursor(row=table.get_row_index("r1"))
     await pilot.press("enter")
     await pilot.pause(0.3)
-    app.clear_notifications()
 
 
 def test_request_detail_snapshot(snap_compare):
