@@ -173,6 +173,14 @@ async def test_http_and_transport_failures_are_one_line_each():
     assert gone.value.fix == "start the server, or pass --server URL"
 
 
+async def streamed_with_probe(body, busy):
+    """One request streaming `body()` (an async generator) while `busy` answers the busy-slot reads."""
+    async with httpx.AsyncClient(
+        transport=httpx.MockTransport(lambda request: httpx.Response(200, content=body()))
+    ) as client:
+        return await stream_request(client, URL, RequestSpec(), busy_probe=busy)
+
+
 async def test_busy_slots_are_sampled_while_the_request_streams():
     answers = iter([2, None, 4])
     three_asked = asyncio.Event()
@@ -188,10 +196,7 @@ async def test_busy_slots_are_sampled_while_the_request_streams():
         await asyncio.wait_for(three_asked.wait(), 10)
         yield capture("draft-simple.completion.sse.jsonl")
 
-    async with httpx.AsyncClient(
-        transport=httpx.MockTransport(lambda request: httpx.Response(200, content=body()))
-    ) as client:
-        record = await stream_request(client, URL, RequestSpec(), busy_probe=busy)
+    record = await streamed_with_probe(body, busy)
     # an unanswered read is skipped: samples 2 and 4
     assert (record.concurrency_mean, record.concurrency_max) == (3.0, 4)
 
@@ -218,10 +223,7 @@ async def test_a_busy_probe_that_swallows_its_cancel_stops_with_the_request():
         await asyncio.wait_for(inside.wait(), 10)
         yield capture("draft-simple.completion.sse.jsonl")
 
-    async with httpx.AsyncClient(
-        transport=httpx.MockTransport(lambda request: httpx.Response(200, content=body()))
-    ) as client:
-        record = await stream_request(client, URL, RequestSpec(), busy_probe=busy)
+    record = await streamed_with_probe(body, busy)
     await asyncio.wait_for(swallowed.wait(), 10)  # the one cancel landed inside the probe and was lost
     asked_at_end = asked
     await asyncio.sleep(0.3)  # ten sampling periods: a sampler still running would ask again
