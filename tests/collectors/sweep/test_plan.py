@@ -89,3 +89,17 @@ def test_arms_from_urls_and_bad_combinations():
         make_arms(draft_cmd="llama-server -m t.gguf")
     with pytest.raises(SpectopError, match="not both"):
         make_arms(draft_url="http://x:1", draft_cmd="llama-server -md d")
+
+
+def test_the_quick_option_refines_as_its_help_says():
+    import argparse
+
+    from tui.commands.sweep import add_options, build_plan
+
+    parser = argparse.ArgumentParser()
+    add_options(parser)
+    # --quick is "batches 1,2,4,8, 96 tokens, one pass, refined": --refine left off keeps the preset's
+    quick_plan = build_plan(parser.parse_args(["--quick"]))
+    assert quick_plan.refine and quick_plan.batches == (1, 2, 4, 8) and quick_plan.max_tokens == 96
+    assert not build_plan(parser.parse_args([])).refine
+    assert build_plan(parser.parse_args(["--refine"])).refine
