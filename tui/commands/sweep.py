@@ -112,7 +112,9 @@ def build_plan(args: argparse.Namespace, prompts: PromptSet | None = None) -> sw
         for k, v in (("max_tokens", args.tokens), ("passes", args.passes), ("idle_s", args.idle))
         if v is not None
     }
-    return replace(plan, **changes, fresh_server=args.fresh_server, route=args.route, refine=args.refine or plan.refine)
+    return replace(
+        plan, **changes, fresh_server=args.fresh_server, route=args.route, refine=args.refine or plan.refine
+    )
 
 
 def _run_arms(args: argparse.Namespace) -> int:
