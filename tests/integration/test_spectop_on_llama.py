@@ -60,9 +60,11 @@ def test_drafting_server_records_match_the_servers_counters(llama_server, draft_
         assert sum(e.n_tokens for e in r.events) == 48
         assert r.steps_exact and 1 + r.steps + r.draft_n_accepted == 48
         assert len(r.latency.burst_sizes) - 1 <= r.steps
-        # busy slots were sampled while it ran, and never more than the three sent; a sample can
-        # land before the server admits a request and a 48-token answer can end before the next one
-        assert r.concurrency_max is not None and 0 <= r.concurrency_max <= 3
+        # busy slots sampled while it ran are never more than the three sent (a sample can land
+        # before the server admits a request, so 0 is possible). On a loaded machine a 48-token
+        # answer can end before the first /slots read returns: no sample is its own, and spectop
+        # shows the concurrency as unknown (the client tests hold sampling to exact counts)
+        assert r.concurrency_max is None or 0 <= r.concurrency_max <= 3
     # the server counts verify steps only where a draft was made, spectop counts every decode step
     server_steps = (
         after["llamacpp:spec_decode_num_drafts_total"] - before["llamacpp:spec_decode_num_drafts_total"]
