@@ -66,6 +66,20 @@ async def get_page(
     return await _bounded_page(client, url, params, max_bytes, max_s)
 
 
+async def gather_reads(*reads: Any) -> list[Any]:
+    """`asyncio.gather` of a poll's page reads, but one failing cancels and awaits the others before
+    the error goes on: a read left running would outlive its poll and, once its client closed, fail
+    unheard (asyncio prints that as a traceback at exit)."""
+    tasks = [asyncio.ensure_future(r) for r in reads]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
 async def _bounded_page(
     client: httpx.AsyncClient, url: str, params: dict[str, str] | None, max_bytes: int, max_s: float
 ) -> httpx.Response:

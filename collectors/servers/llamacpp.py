@@ -17,7 +17,6 @@ and /slots are checked against the shapes read here (`PROPS`, `SLOTS`) before an
 
 from __future__ import annotations
 
-import asyncio
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +25,7 @@ import httpx
 
 from collectors import ledger, promtext
 from collectors.errors import SpectopError
+from collectors.http import gather_reads
 from collectors.servers import rounding
 from collectors.servers.answers import json_with, read_metrics
 from collectors.servers.base import (
@@ -243,7 +243,7 @@ class LlamaCppCollector(ServerCollector):
             reads = [get("/health"), get("/slots"), get("/metrics")]
             if self.identity_due():
                 reads.append(get("/props"))
-            health, slots, metrics, *props = await asyncio.gather(*reads)
+            health, slots, metrics, *props = await gather_reads(*reads)
             again = await get("/metrics") if metrics.status_code == 200 else metrics
         except httpx.HTTPError as exc:
             return RawPoll(t_s, **self.failed(exc))

@@ -20,7 +20,6 @@ shutting down or unhealthy; /server_info is read again every `IDENTITY_POLLS` po
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from typing import Any
 import httpx
 
 from collectors.errors import SpectopError
+from collectors.http import gather_reads
 from collectors.servers import engine_state, series, sglang_accept, sglang_json
 from collectors.servers.answers import json_body, json_with, model_owner, read_metrics
 from collectors.servers.base import (
@@ -235,7 +235,7 @@ class SglangCollector(ServerCollector):
         return metrics.status_code == 200 and PREFIX in metrics.text
 
     async def _identify(self) -> dict[str, Any]:
-        info, models = await asyncio.gather(self._server_info(), self.get("/v1/models"))
+        info, models = await gather_reads(self._server_info(), self.get("/v1/models"))
         data = member(json_body(models), "data")
         return dict(info=info, models=objects(data) if isinstance(data, list) else None)
 
@@ -252,7 +252,7 @@ class SglangCollector(ServerCollector):
         t_s = time.monotonic()
         get = self.get
         try:
-            health, loads, metrics = await asyncio.gather(get("/health"), get("/v1/loads"), get("/metrics"))
+            health, loads, metrics = await gather_reads(get("/health"), get("/v1/loads"), get("/metrics"))
             if self.identity_due():
                 self._identity = await self._identify()
         except httpx.HTTPError as exc:

@@ -17,7 +17,6 @@ series drafts nothing: its drafted and accepted counts are 0, not unknown.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from typing import Any
 
 import httpx
 
+from collectors.http import gather_reads
 from collectors.servers import engine_state, series, vllm_dp, vllm_v0
 from collectors.servers.answers import json_body, model_owner, read_metrics
 from collectors.servers.base import (
@@ -251,9 +251,9 @@ class VllmCollector(ServerCollector):
         t_s = time.monotonic()
         get = self.get
         try:
-            health, metrics = await asyncio.gather(get("/health"), get("/metrics"))
+            health, metrics = await gather_reads(get("/health"), get("/metrics"))
             if self._identity is None:
-                version, models, info = await asyncio.gather(
+                version, models, info = await gather_reads(
                     get("/version"), get("/v1/models"), get("/server_info", params={"config_format": "json"})
                 )
                 self._identity = dict(

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
-from collectors.http import STREAM_TIMEOUT, make_client
+import pytest
+
+from collectors.errors import SpectopError
+from collectors.http import STREAM_TIMEOUT, gather_reads, make_client
 
 AT_ONCE = 120  # past httpx's default pool of 100 connections
 
@@ -30,3 +33,24 @@ async def test_a_batch_past_one_hundred_requests_runs_all_at_once():
         gets = [client.get(f"http://127.0.0.1:{port}/") for _ in range(AT_ONCE)]
         answers = await asyncio.wait_for(asyncio.gather(*gets), 30)
     assert [a.text for a in answers] == ["ok"] * AT_ONCE
+
+
+def test_a_failing_read_cancels_its_siblings_before_the_error_goes_on():
+    """One page read of a poll fails (a page past the size limit): the poll's other reads are
+    cancelled and done by the time the caller sees the error, not left to fail unheard at exit
+    (a clean-clone CI run printed such a traceback after spectop's one-line error)."""
+
+    async def too_long():
+        raise SpectopError("/metrics sent a page longer than 8 MB", "check the server")
+
+    async def slow_page():
+        await asyncio.sleep(30)
+
+    async def scenario():
+        sibling = asyncio.ensure_future(slow_page())
+        with pytest.raises(SpectopError, match="longer than 8 MB"):
+            await gather_reads(sibling, too_long())
+        # done now, while the caller handles the error: not only when asyncio.run shuts down
+        return sibling.done() and sibling.cancelled()
+
+    assert asyncio.run(scenario())
