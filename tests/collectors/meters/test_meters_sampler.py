@@ -28,6 +28,27 @@ def true_energy_j(t: float) -> float:
     return 200.0 * t - 100.0 * WAVE_S / (2 * math.pi) * (math.cos(2 * math.pi * t / WAVE_S) - 1.0)
 
 
+SLOPE_MAX_W_PER_S = 100.0 * 2 * math.pi / WAVE_S  # the largest |dP/dt| of true_power_w
+CURVE_MAX_W_PER_S2 = 100.0 * (2 * math.pi / WAVE_S) ** 2  # the largest |d²P/dt²|
+
+
+def read_error_bound_j(ts: list[float], t0: float, t1: float, integrated: bool) -> float:
+    """The most a window's energy can be off given when the meter was read (error analysis, no fit).
+
+    Linear interpolation of the energy inside the read interval at each end is off by at most
+    h²/8·max|P'|; a meter that integrates its power reads (trapezoid rule) is also off by at most
+    h³/12·max|P''| on every interval the window touches. Reads 20 ms apart keep this near 0.3 % of
+    a 10-period window; a loaded machine that delays reads widens it by exactly what those reads
+    could know, which is what the sampler must stay within.
+    """
+    spans = [(a, b) for a, b in zip(ts, ts[1:]) if b > t0 and a < t1]
+    ends = [b - a for a, b in spans if a <= t0 <= b or a <= t1 <= b]
+    bound = sum(h * h / 8 * SLOPE_MAX_W_PER_S for h in ends)
+    if integrated:
+        bound += sum((b - a) ** 3 / 12 * CURVE_MAX_W_PER_S2 for a, b in spans)
+    return bound
+
+
 class TruthCounter:
     """A counter meter whose value is the true energy at the moment of the read."""
 
@@ -74,7 +95,11 @@ def test_known_truth_windows_within_one_percent(meter_cls):
         w = sampler.energy_between(start, t1)
         truth = true_energy_j(t1 - meter.t0) - true_energy_j(start - meter.t0)
         assert w.covered and not w.short_window
-        assert w.energy_j == pytest.approx(truth, rel=0.01), periods
+        ts = [r.t_s for r in samples]
+        bound = read_error_bound_j(ts, start, t1, meter.info.method == "integrated")
+        assert abs(w.energy_j - truth) <= bound + 1e-6, (periods, w.energy_j, truth, bound)
+        if max(b - a for a, b in zip(ts, ts[1:])) <= 1.5 * PERIOD_S:  # reads on time: within 1 %
+            assert w.energy_j == pytest.approx(truth, rel=0.01), periods
         assert w.method == meter.info.method and w.update_period_s == PERIOD_S
         checked += 1
     assert checked >= 3
