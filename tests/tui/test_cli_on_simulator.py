@@ -169,9 +169,11 @@ def test_refine_measures_the_batch_inside_the_crossover(sim, tmp_path, capsys):
     # points at that batch does not exclude the refined ones
     assert [(p["pass"], p["batch"]) for p in points[12:]] == [(1, refined)] * 3
     ratios = {t["batch"]: t["energy_ratio"] for t in summary["rows"]}
-    assert (
-        ratios[below] < ratios[refined] < ratios[above]
-    )  # the simulator's curve rises through the crossover
+    # note 25's curve falls from one request (1.03×) to two (0.71×) and rises from there on; the
+    # exit is between 1 and 4 when the grid's 2 was flagged, so the refined 2 sits below the 1
+    assert ratios[refined] < ratios[above]
+    if below >= 2:
+        assert ratios[below] < ratios[refined]
     # a clean table (every trusted batch that pays or breaks even below every one that costs) has
     # its crossover between the last that pays and the first that costs; on note 25's curve that is
     # between 2 and 4. Note 25's 1.03 at one request sits at the band's edge, and a loaded machine
