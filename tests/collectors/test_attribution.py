@@ -118,7 +118,7 @@ def records_from(raw) -> list[RequestRecord]:
     return [record(f"q{i}", t, t + d, n, busy) for i, (t, d, n, busy) in enumerate(raw)]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(spans, st.data())
 def test_any_arrival_order_gives_the_figures_of_the_whole_set(raw, data):
     records = records_from(raw)
@@ -142,7 +142,7 @@ def test_any_arrival_order_gives_the_figures_of_the_whole_set(raw, data):
         )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(spans)
 def test_the_parts_add_up_to_the_energy_spent_while_requests_ran(raw):
     records = records_from(raw)

@@ -37,7 +37,7 @@ from tests.support.answer_strategies import (
     sse_lines,
 )
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 URL = "http://server.test"
 INTS = (
     "slots_total",

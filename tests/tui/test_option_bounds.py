@@ -54,7 +54,7 @@ def parsed(argv: list[str], option: str):
 
 
 @pytest.mark.parametrize(("prefix", "option", "whole", "low", "high", "above"), OPTIONS, ids=lambda v: str(v))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(text=typed)
 def test_any_typed_value_is_in_range_or_one_line_naming_the_option(
     prefix, option, whole, low, high, above, text
@@ -87,7 +87,7 @@ def test_absurd_numbers_stop_at_once_with_one_line(argv):
     assert one_line(proc.stderr).startswith("spectop: --")
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(
     text=st.one_of(
         st.text(max_size=40), st.lists(st.integers(), max_size=80).map(lambda v: ",".join(map(str, v)))

@@ -87,7 +87,7 @@ KEY_FORMS = [
 ]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 # found by a run: a value-taking option swallowed the --draft-cmd, and its bad-number line quoted it
 @example(["snapshot", "--window"], ["--draft-cmd=llama-server --hf-token=s3rver-key-in-a-command"], 2)
 @given(st.lists(st.sampled_from(WORDS), max_size=6), st.sampled_from(KEY_FORMS), st.integers(0, 6))

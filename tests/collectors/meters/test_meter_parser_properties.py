@@ -37,7 +37,7 @@ MACMON_LINE = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.lists(MACMON_LINE, max_size=12))
 # found by a run: watts near the float limit over a 1.8 s gap made the joules inf, for good
 @example(['{"all_power": 0.5}'] + [""] * 8 + ['{"all_power": 9.987184082568422e+307}'])
@@ -78,7 +78,7 @@ SAMPLES = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.lists(SAMPLES, min_size=1, max_size=5), st.one_of(st.none(), st.text(max_size=6)))
 def test_exporter_pages_give_finite_series_and_totals_that_never_run_back(scrapes, host):
     for parse in (dcgm_series, node_rapl_series):

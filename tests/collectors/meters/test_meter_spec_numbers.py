@@ -23,7 +23,7 @@ typed = st.one_of(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(text=typed)
 def test_any_period_is_in_range_or_one_line(text):
     try:
@@ -34,7 +34,7 @@ def test_any_period_is_in_range_or_one_line(text):
     assert math.isfinite(period_s) and 0 < period_s <= MAX_PERIOD_S
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(text=typed)
 def test_any_tdp_is_in_range_or_one_line(text):
     try:
