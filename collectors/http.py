@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 
 from collectors.errors import ServerUnreachable, SpectopError
+from collectors.url_auth import ORIGIN_AUTH
 
 POLL_TIMEOUT = httpx.Timeout(3.0)
 STREAM_TIMEOUT = httpx.Timeout(10.0, read=300.0)  # read: the longest silence between two stream events
@@ -41,6 +42,7 @@ def make_client(api_key: str | None = None, timeout: httpx.Timeout = POLL_TIMEOU
     return httpx.AsyncClient(
         timeout=timeout,
         headers=auth_headers(api_key),
+        auth=ORIGIN_AUTH,  # a password given in the URL (--server http://user:pw@host)
         trust_env=False,
         # one more try to connect; no cap on connections: a sweep point at batch B sends B requests
         # at once, and httpx's default pool of 100 would queue the rest, silently running a smaller

@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -25,6 +26,7 @@ import httpx
 
 from collectors import server_lifetime
 from collectors.errors import SpectopError
+from collectors.log_copy import secrets_of, start_copy
 from collectors.redact import scrub, secrets_in
 from collectors.server_lifetime import stop_all
 from collectors.specflags import (
@@ -119,6 +121,7 @@ class ServerProcess:
         self.log_path = Path(log_path) if log_path is not None else None
         self.started_s: float | None = None
         self._proc: subprocess.Popen[bytes] | None = None
+        self._copy: threading.Thread | None = None
 
     @property
     def pid(self) -> int | None:
@@ -162,22 +165,24 @@ class ServerProcess:
     def _fork(self) -> None:
         """On the launcher thread: start the process and register it at once, so it is always stopped."""
         assert self.log_path is not None
-        with open(self.log_path, "ab") as log:
-            try:
-                self._proc = subprocess.Popen(  # argv list, no shell: nothing is interpreted
-                    self.argv,
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    env=self.env,
-                    start_new_session=(os.name == "posix"),
-                    preexec_fn=server_lifetime.die_with_parent if server_lifetime.PRCTL is not None else None,
-                )
-            except OSError as exc:
-                raise SpectopError(
-                    f"cannot start {self.argv[0]}: {exc.strerror or exc}",
-                    fix="check the server command and that the program is installed",
-                ) from exc
+        self.log_path.touch()
+        try:
+            self._proc = subprocess.Popen(  # argv list, no shell: nothing is interpreted
+                self.argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,  # copied to the log with its secrets replaced
+                stderr=subprocess.STDOUT,
+                env=self.env,
+                start_new_session=(os.name == "posix"),
+                preexec_fn=server_lifetime.die_with_parent if server_lifetime.PRCTL is not None else None,
+            )
+        except OSError as exc:
+            raise SpectopError(
+                f"cannot start {self.argv[0]}: {exc.strerror or exc}",
+                fix="check the server command and that the program is installed",
+            ) from exc
+        assert self._proc.stdout is not None
+        self._copy = start_copy(self._proc.stdout, self.log_path, secrets_of(self.argv, self.env), self.name)
         server_lifetime.register(self)
 
     def _wait_healthy(self) -> None:
@@ -225,6 +230,8 @@ class ServerProcess:
                 os.killpg(proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+        if self._copy is not None:
+            self._copy.join(1.0)  # its last lines into the log (a child that escaped may hold the pipe)
         return proc.returncode
 
     @staticmethod

@@ -19,6 +19,8 @@ Pitfalls handled:
 - No read timeout upstream: a long prefill or a slow stream is the client's to give up on, as it
   would be without the proxy.
 - Nothing here logs or records a header: the API key passes through and is never kept.
+- Not a relay: every request goes to `--server`'s host and port, whatever its target says; a target
+  that is not `/path?query` (absolute-form, authority-form, `@host:port/…`) is a 400.
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ class CaptureProxy:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.server_url = server_url.rstrip("/")
+        self._base = httpx.URL(self.server_url)
         self.on_record = on_record
         self.client = client or upstream_client()
         self.clock = clock
@@ -77,14 +80,15 @@ class CaptureProxy:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             return  # served with lifespan off; nothing to start
+        url = self.upstream_url(scope)
+        if url is None:
+            await _error(send, 400, "spectop proxy forwards origin-form request targets only (/path?query)")
+            return
         body = await _read_body(receive)
         if body is None:
             await _error(send, 413, f"request body larger than {MAX_REQUEST_BYTES >> 20} MB")
             return
         method, path = scope["method"], scope["path"]
-        query = scope.get("query_string", b"")
-        url = self.server_url + scope.get("raw_path", path.encode()).decode("latin-1")
-        url += "?" + query.decode("latin-1") if query else ""
         capture = Capture(self.server_url, path, self.clock(), body) if recorded_route(method, path) else None
         request = self.client.build_request(method, url, headers=_end_to_end(scope["headers"]), content=body)
         forward = asyncio.ensure_future(self._forward(request, send, capture))
@@ -106,6 +110,28 @@ class CaptureProxy:
             self.on_record(capture.record(self.clock(), error))
         if broken is not None:
             raise broken  # the server closes the client's connection: its answer is incomplete
+
+    def upstream_url(self, scope: Scope) -> httpx.URL | None:
+        """The server's URL for this request: `--server`'s scheme, host and port always, the request
+        target's path and query under its base path; None for a target that is not origin-form.
+
+        Why not join them as text: `GET @127.0.0.1:9999/x` would then read as userinfo and send the
+        request to another port (an open relay); absolute-form (`GET http://host/x`) and
+        authority-form targets are a forward proxy's, which this is not."""
+        raw_path = scope.get("raw_path") or scope["path"].encode()
+        if not raw_path.startswith(b"/"):
+            return None
+        query = scope.get("query_string", b"")
+        target = self._base.raw_path.rstrip(b"/") + raw_path + (b"?" + query if query else b"")
+        try:
+            url = self._base.copy_with(raw_path=target)
+        except httpx.InvalidURL:
+            return None
+        return url if (url.scheme, url.host, url.port) == self._origin else None
+
+    @property
+    def _origin(self) -> tuple[str, str, int | None]:
+        return self._base.scheme, self._base.host, self._base.port
 
     async def _forward(self, request: httpx.Request, send: Send, capture: Capture | None) -> str | None:
         """Send the request and pass the answer back; a broken exchange's error, else None."""
@@ -165,7 +191,7 @@ async def _disconnected(receive: Receive) -> None:
 
 async def _error(send: Send, status: int, message: str) -> None:
     """A one-line JSON error in the OpenAI shape the servers themselves use."""
-    kind = {502: "bad_gateway", 504: "gateway_timeout"}.get(status, "proxy_error")
+    kind = {400: "bad_request", 502: "bad_gateway", 504: "gateway_timeout"}.get(status, "proxy_error")
     body = json.dumps({"error": {"code": status, "message": message, "type": kind}}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})

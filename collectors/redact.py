@@ -20,6 +20,12 @@ REDACTED = "***"
 _SECRET_WORDS = ("key", "token", "secret", "password", "passwd")
 _SHORT_SECRET_OPTIONS = frozenset({"-hft"})  # llama.cpp's short --hf-token
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# `NAME=value`, `name: value`, `'name': 'value'` in free text (a server's log); the name decides.
+# A name starts only where a word does: else a long run of letters is tried from each of its
+# positions, quadratic in a line's length (a server prints what it likes)
+_ASSIGNED = re.compile(
+    r"(?<![A-Za-z0-9_-])(?P<name>[A-Za-z_][A-Za-z0-9_-]*)(?P<sep>['\"]?\s*[=:]\s*['\"]?)(?P<value>[^\s'\",}\]]+)"
+)
 _URL_PASSWORD = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:)(?P<password>[^/\s@]+)@")
 
 
@@ -136,6 +142,16 @@ def scrub(text: str, secrets: Iterable[str]) -> str:
         else:
             text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(secret)}(?![A-Za-z0-9])", REDACTED, text)
     return text
+
+
+def scrub_text(text: str, secrets: Iterable[str]) -> str:
+    """A server's output as spectop may keep it: each known secret (`scrub`), the value of every
+    secret-named assignment (`HF_TOKEN=…`, `'api_key': '…'`) and every URL's password replaced."""
+    text = scrub(text, secrets)
+    text = _ASSIGNED.sub(
+        lambda m: m[0] if not is_secret_name(m["name"]) else f"{m['name']}{m['sep']}{REDACTED}", text
+    )
+    return _URL_PASSWORD.sub(lambda m: m["head"] + REDACTED + "@", text)
 
 
 def restore(command: str, original: str) -> str:

@@ -26,6 +26,7 @@ from collectors.meters.remote import (
     period_option,
     split_url,
 )
+from collectors.url_auth import ORIGIN_AUTH
 
 DCGM_PERIOD_S = 30.0
 PROMETHEUS_PERIOD_S = 60.0
@@ -51,7 +52,7 @@ class _HttpMeter:
     ) -> None:
         self.url, self.options = split_url(url, default_path)
         self._own_client = client is None
-        self._client = client if client is not None else httpx.Client(timeout=3.0)
+        self._client = client if client is not None else httpx.Client(timeout=3.0, auth=ORIGIN_AUTH)
         self._min_interval_s, self._clock = min_interval_s, clock
         self._totals = RemoteTotals()
         self._last: MeterReading | None = None

@@ -14,6 +14,7 @@ from collectors.meters.accumulate import CounterTracker, PowerIntegrator
 from collectors.meters.base import MeterReading
 from collectors.meters.plausible import DEFAULT_BOUND_W
 from collectors.promtext import Sample
+from collectors.url_auth import shown, without_userinfo
 
 DCGM_ENERGY = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"  # counter, mJ, since the driver loaded
 DCGM_POWER = "DCGM_FI_DEV_POWER_USAGE"  # gauge, W (NVML's 1 s average on Ampere and newer)
@@ -45,9 +46,10 @@ def split_url(url: str, default_path: str) -> tuple[str, dict[str, str]]:
     """Add a scheme and default path, and take spectop's options (`?period=1&host=a`) off the URL."""
     if "://" not in url:
         url = "http://" + url
+    url = without_userinfo(url)  # a password is kept for the requests, never shown
     parts = urlsplit(url)
     if not parts.netloc:
-        raise MeterUnavailable(f"not a URL: {url!r}", "e.g. dcgm=http://gpu-box:9400/metrics")
+        raise MeterUnavailable(f"not a URL: {shown(url)!r}", "e.g. dcgm=http://gpu-box:9400/metrics")
     query = parse_qsl(parts.query)
     ours = {k: v for k, v in query if k in OPTIONS}
     rest = urlencode([(k, v) for k, v in query if k not in OPTIONS])

@@ -12,6 +12,7 @@ from collectors.errors import MeterUnavailable
 from collectors.fmt import number_in
 from collectors.meters.base import Meter, MeterInfo
 from collectors.meters.sampler import Sampler
+from collectors.url_auth import shown
 
 Opener = Callable[[str | None], Meter]  # receives the text after ':' or '=', or None
 MAX_TDP_W = 10_000.0  # `estimate=W` is one machine's CPUs: beyond any socket count sold
@@ -160,9 +161,11 @@ def parse_spec(spec: str) -> tuple[str, str | None]:
     name, arg = (text[:cut], text[cut + 1 :]) if cut >= 0 else (text, None)
     name = name.strip().lower()
     if name not in (*(m.name for m in METERS), "auto", "none"):
-        raise MeterUnavailable(f"unknown meter {spec!r}", f"valid meters: {_VALID}")
+        raise MeterUnavailable(f"unknown meter {shown(spec)!r}", f"valid meters: {_VALID}")
     if name in ("auto", "none") and arg:
-        raise MeterUnavailable(f"meter {name!r} takes no argument ({spec!r})", f"valid meters: {_VALID}")
+        raise MeterUnavailable(
+            f"meter {name!r} takes no argument ({shown(spec)!r})", f"valid meters: {_VALID}"
+        )
     return name, arg
 
 
@@ -202,7 +205,7 @@ def choose_meter(
     if name == "auto":
         why = "; ".join(f"{r.name}: {r.message}" for r in results)
         raise MeterUnavailable(f"no power meter works here ({why})", "use --meter none to run without energy")
-    raise MeterUnavailable(f"meter {spec!r}: {results[0].message}", results[0].fix)
+    raise MeterUnavailable(f"meter {shown(spec)!r}: {results[0].message}", results[0].fix)
 
 
 def _attach(meter: Meter, results: list[ProbeResult]) -> None:

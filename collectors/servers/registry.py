@@ -18,6 +18,7 @@ from collectors.servers.base import Probe, ServerCollector
 from collectors.servers.llamacpp import LlamaCppCollector
 from collectors.servers.sglang import SglangCollector
 from collectors.servers.vllm import VllmCollector
+from collectors.url_auth import shown, without_userinfo
 
 DIALECTS: list[type[ServerCollector]] = [
     LlamaCppCollector,
@@ -53,14 +54,17 @@ def open_collector(
 
 
 def check_url(url: str) -> str:
-    """The base URL without a trailing slash; a clear error when it is not an http(s) URL."""
+    """The base URL without a trailing slash or a password (collectors/url_auth.py keeps that for the
+    requests); a clear error when it is not an http(s) URL."""
     try:
         parsed = httpx.URL(url)
     except (httpx.InvalidURL, TypeError) as exc:
-        raise SpectopError(f"not a valid server URL: {url!r}", "use e.g. http://127.0.0.1:8080") from exc
+        raise SpectopError(
+            f"not a valid server URL: {shown(url)!r}", "use e.g. http://127.0.0.1:8080"
+        ) from exc
     if parsed.scheme not in ("http", "https") or not parsed.host:
-        raise SpectopError(f"not a valid server URL: {url!r}", "use e.g. http://127.0.0.1:8080")
-    return url.rstrip("/")
+        raise SpectopError(f"not a valid server URL: {shown(url)!r}", "use e.g. http://127.0.0.1:8080")
+    return without_userinfo(url).rstrip("/")
 
 
 async def detect(url: str, client: httpx.AsyncClient) -> str:
