@@ -73,3 +73,35 @@ def test_collectors_has_no_import_cycles():
 def test_a_cycle_through_a_deferred_import_is_found():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert cycles(graph) == [["a", "b", "c"]]
+
+
+def imports_between(graph: dict[str, set[str]], inside: str, outside: tuple[str, ...]) -> set[str]:
+    """`module -> dependency` for each module under `inside` importing one under any of `outside`."""
+    return {
+        f"{name} -> {dep}"
+        for name, deps in graph.items()
+        if name == inside or name.startswith(inside + ".")
+        for dep in deps
+        if any(dep == o or dep.startswith(o + ".") for o in outside)
+    }
+
+
+def test_the_layers_of_collectors_hold():
+    graph = import_graph("collectors")
+    # a meter knows no server, and nothing of what is measured with it
+    assert imports_between(graph, "collectors.meters", ("collectors.servers", "collectors.sweep")) == set()
+    # the accounting core imports no server type and no meter
+    assert imports_between(graph, "collectors.energy", ("collectors.servers", "collectors.meters")) == set()
+    # the fake shares nothing with the measurer, or it could not catch the measurer's bugs
+    measurer = tuple(
+        sorted({".".join(name.split(".")[:2]) for name in graph} - {"collectors.simulator", "collectors"})
+    )
+    assert "collectors.sweep" in measurer and "collectors.servers" in measurer
+    assert imports_between(graph, "collectors.simulator", measurer) == set()
+
+
+def test_a_layer_break_is_found():
+    graph = {"collectors.meters.x": {"collectors.servers.base"}, "collectors.meters.y": {"collectors.fmt"}}
+    assert imports_between(graph, "collectors.meters", ("collectors.servers",)) == {
+        "collectors.meters.x -> collectors.servers.base"
+    }

@@ -22,12 +22,12 @@ from textual.binding import Binding
 from textual.worker import Worker, WorkerState
 
 from collectors.fmt import num, pct, printable
-from collectors.log_requests import LogRecords
+from collectors.live.verdict import void_warning
 from collectors.meters import Sampler
-from collectors.proxy_record import with_busy
-from collectors.recording import Recorder
+from collectors.recording.writer import Recorder
+from collectors.requests.log_requests import LogRecords
+from collectors.requests.proxy_record import with_busy
 from collectors.sweep.events import IdleMeasured, PointDone, SweepEnded
-from collectors.verdict import void_warning
 from tui import messages
 from tui.actions import ActionsApp
 from tui.config import Settings

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from collectors.live.verdict import LiveEnergy
 from collectors.meters import MeterInfo
-from collectors.verdict import LiveEnergy
 from tui.fleet import fleet_energy, summary_rows
 from tui.widgets.servers_table import ServersTable
 from tui.workers import WorkingApp

@@ -15,15 +15,15 @@ from textual import work
 from textual.app import App
 from textual.worker import get_current_worker
 
-from collectors.client import RequestSpec, stream_request
 from collectors.errors import SpectopError
 from collectors.fmt import printable
 from collectors.http import STREAM_TIMEOUT, make_client
-from collectors.log_requests import OWN_MATCH_S, LogReader
-from collectors.logfollow import LogFollower
 from collectors.meters import Sampler
-from collectors.proxy_server import bind, serve
-from collectors.request_record import RequestRecord
+from collectors.requests.client import RequestSpec, stream_request
+from collectors.requests.log_requests import OWN_MATCH_S, LogReader
+from collectors.requests.logfollow import LogFollower
+from collectors.requests.proxy_server import bind, serve
+from collectors.requests.record import RequestRecord
 from collectors.servers import default_route
 from collectors.servers.answers import error_snapshot
 from collectors.sweep.arms_runner import run_arms_sweep
@@ -63,7 +63,7 @@ class WorkingApp(App[None]):
     async def poll_server(self) -> None:
         worker = get_current_worker()
         # the flag, not only the cancellation: a cancellation that lands as a bounded page read
-        # completes can be swallowed by Python 3.11's wait_for (collectors/exporter.py)
+        # completes can be swallowed by Python 3.11's wait_for (collectors/export/exporter.py)
         while not worker.is_cancelled:
             started = time.monotonic()
             if not self.state.paused:

@@ -4,7 +4,7 @@ A broken meter gives numbers that look like measurements: a dead exporter page s
 keeps the same counter (0 J over a busy window, "covered"), a counter that glitches backwards is
 read as a reset and adds its whole value (megajoules in a second), a sensor stuck at one value
 integrates a constant. Each is caught here, for the sweep's points (`collectors/sweep/checks.py`)
-and the live figures (`collectors/live.py`) alike:
+and the live figures (`collectors/live/accounting.py`) alike:
 
 - **stale**: while the server worked, the meter's value (the counter; for an integrated meter, the
   power it reads) did not change for `stale_after_s` (5 update periods, at least 1 s), or the

@@ -23,7 +23,8 @@ from typing import Any
 
 import httpx
 
-from collectors import ledger, promtext
+from collectors import promtext
+from collectors.energy import ledger
 from collectors.errors import SpectopError
 from collectors.http import gather_reads
 from collectors.servers import rounding

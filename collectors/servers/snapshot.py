@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from collectors import ledger
+from collectors.energy import ledger
 from collectors.fmt import printable
 
 

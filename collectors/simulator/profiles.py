@@ -25,7 +25,6 @@ from typing import Any
 
 from collectors.simulator import profiles_note001 as note001
 from collectors.simulator.curves import Curve
-from collectors.sweep.prompts import BUILT_IN
 
 BATCHES: tuple[float, ...] = (1, 2, 4, 8, 16)
 
@@ -92,6 +91,7 @@ class PromptClass:
     draft: ArmCurves
     acceptance: float  # target accepted / drafted tokens on the draft arm
     arms: tuple[tuple[str, ArmBehaviour], ...] = ()  # named arms of a multi-arm profile
+    min_chars: int = 0  # shorter prompts are not of this class, whatever their words
 
     def curves(self, kind: str) -> ArmCurves:
         """The curves of arm `kind`: "plain", "draft" or one of the named arms."""
@@ -119,9 +119,6 @@ class Profile:
     classes: tuple[PromptClass, ...]
     default_class: str
     route_by_keyword: bool = True
-    known_prompts: tuple[
-        tuple[str, str], ...
-    ] = ()  # (prompt, class): spectop's built-in sets, before keywords
 
     @property
     def arm_names(self) -> tuple[str, ...]:
@@ -136,15 +133,14 @@ class Profile:
         return arm.draft, arm.acceptance
 
     def prompt_class(self, prompt: str) -> PromptClass:
-        """The class a prompt belongs to: the class of a known prompt it contains, else the first
-        class whose keyword it contains (a built-in code prompt asks for type hints, like an edit)."""
+        """The class a prompt belongs to: the first class whose keyword it contains and whose
+        least length it reaches (an edit carries the text it edits: a short request to write code
+        "with type hints" is code, not an edit). The simulator reads prompts as a server would,
+        by their text alone: it knows none of the measurer's prompt sets."""
         if self.route_by_keyword:
-            for known, name in self.known_prompts:
-                if known in prompt:
-                    return self.class_named(name)
             lowered = prompt.lower()
             for cls in self.classes:
-                if any(word in lowered for word in cls.keywords):
+                if len(prompt) >= cls.min_chars and any(word in lowered for word in cls.keywords):
                     return cls
         return self.class_named(self.default_class)
 
@@ -258,7 +254,15 @@ def _note001_class(name: str) -> PromptClass:
 
     arms = tuple((arm, behaviour(arm)) for arm in note001.ARMS if arm != "plain")
     draft4 = dict(arms)["draft-4"]
-    return PromptClass(name, note001.KEYWORDS[name], curves("plain"), draft4.curves, draft4.acceptance, arms)
+    return PromptClass(
+        name,
+        note001.KEYWORDS[name],
+        curves("plain"),
+        draft4.curves,
+        draft4.acceptance,
+        arms,
+        min_chars=note001.MIN_CHARS.get(name, 0),
+    )
 
 
 NOTE001 = Profile(
@@ -268,7 +272,6 @@ NOTE001 = Profile(
     draft=DraftShape(n_max=4, p_min=0.0, length_probs=(0.0, 0.0, 0.0, 0.0, 1.0)),
     classes=tuple(_note001_class(name) for name in note001.CLASSES),
     default_class="prose",
-    known_prompts=tuple((text, name) for name in note001.CLASSES for text in BUILT_IN[name]),
     **_QWEN7B,
 )
 

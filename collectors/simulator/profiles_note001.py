@@ -21,6 +21,8 @@ KEYWORDS: dict[str, tuple[str, ...]] = {
     "code": ("code", "def ", "function", "python", "implement", "class "),
     "prose": (),  # everything else
 }
+# an edit carries the text it rewrites (the note's edit input is ~800 tokens): a short prompt is not one
+MIN_CHARS: dict[str, int] = {"edit": 1000}
 
 # (class, arm): tok/s, acceptance (None: nothing drafted), chip mJ/token
 TABLE: dict[tuple[str, str], tuple[float, float | None, float]] = {

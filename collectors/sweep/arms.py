@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from collectors.errors import SpectopError
-from collectors.launch import ServerProcess, url_from_argv
+from collectors.launch.process import ServerProcess, url_from_argv
+from collectors.launch.specflags import derive_plain_argv, has_speculative_flags
 from collectors.redact import redact_argv, redact_command
 from collectors.servers import check_url
-from collectors.specflags import derive_plain_argv, has_speculative_flags
 
 
 @dataclass(frozen=True, slots=True)

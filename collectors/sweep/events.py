@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from collectors.request_record import RequestRecord
+from collectors.requests.record import RequestRecord
 from collectors.sweep.arms import ArmSpec
 from collectors.sweep.plan import PointKey, SweepPlan
 

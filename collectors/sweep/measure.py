@@ -25,13 +25,14 @@ from typing import Any
 import httpx
 import numpy as np
 
-from collectors import latency, ledger
-from collectors.client import RequestSpec, busy_sampling, failed_record, stream_request
+from collectors.energy import ledger
 from collectors.errors import SpectopError
 from collectors.http import describe
 from collectors.meters.base import MeterReading
 from collectors.meters.sampler import WindowEnergy
-from collectors.request_record import RequestRecord
+from collectors.requests import latency
+from collectors.requests.client import RequestSpec, busy_sampling, failed_record, stream_request
+from collectors.requests.record import RequestRecord
 from collectors.servers.base import Collector, WindowCounters, WindowDelta, window_delta
 
 MARK_TOLERANCE_S = 0.25  # a mark further than this from the window's edge is not that edge

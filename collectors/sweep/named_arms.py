@@ -16,9 +16,9 @@ import re
 from collections.abc import Sequence
 
 from collectors.errors import SpectopError
-from collectors.launch import url_from_argv
+from collectors.launch.process import url_from_argv
+from collectors.launch.specflags import derive_plain_argv, has_speculative_flags
 from collectors.servers import check_url
-from collectors.specflags import derive_plain_argv, has_speculative_flags
 from collectors.sweep.arms import ArmSpec, split_command
 
 MAX_ARMS = 16  # besides plain: each arm is a server and a row per class

@@ -18,11 +18,11 @@ from typing import Any
 
 import httpx
 
-from collectors import latency
-from collectors.client import RequestSpec
 from collectors.errors import SpectopError
 from collectors.http import STREAM_TIMEOUT, describe, make_client
 from collectors.meters.sampler import Sampler
+from collectors.requests import latency
+from collectors.requests.client import RequestSpec
 from collectors.servers import default_route, detect, open_collector
 from collectors.sweep import checks, measure
 from collectors.sweep.arms import ArmPool, ArmSpec

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from collectors.errors import SpectopError
-from collectors.json_forms import dumps, finite
+from collectors.export.json_forms import dumps, finite
 from collectors.redact import redact_argv, redact_command
 
 POINT_SCHEMA = "spectop.point/1"

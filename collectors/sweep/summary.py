@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from collectors import ledger
+from collectors.energy import ledger
 from collectors.sweep import checks
 from collectors.sweep.rule import EVEN_BAND, at_batch, classify, interpolate, judge
 from collectors.sweep.store import RunStore, load_run

@@ -1,5 +1,5 @@
 """A llama-server under `--spec-type ngram-simple` over one window, as its endpoints show it: the
-drafts counter stays at 1 while two requests finish (tests/collectors/test_llamacpp_ngram.py has
+drafts counter stays at 1 while two requests finish (tests/collectors/servers/test_llamacpp_ngram.py has
 the hand calculation: steps 575, G 1.03, width 1.07).
 """
 

@@ -121,7 +121,7 @@ async def test_a_probe_of_an_endless_stream_is_told_and_the_dashboard_runs_on():
 
 
 async def test_ngram_simple_g_on_the_dashboard_is_every_steps():
-    # the drafts counter stays at 1 (tests/collectors/test_llamacpp_ngram.py): G 1.03, never 18 or 20
+    # the drafts counter stays at 1 (tests/collectors/servers/test_llamacpp_ngram.py): G 1.03, never 18 or 20
     with ngram_server() as server:
         app = dashboard(server.url)
         async with app.run_test(size=(160, 40)) as pilot:

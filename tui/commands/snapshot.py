@@ -12,8 +12,8 @@ import asyncio
 from rich.markup import escape
 from rich.table import Table
 
-from collectors import json_forms
 from collectors.errors import ServerUnreachable, SpectopError
+from collectors.export import json_forms
 from collectors.fmt import MISSING, num, pct
 from collectors.http import make_client
 from collectors.meters import sampling

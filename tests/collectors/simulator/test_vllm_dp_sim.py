@@ -20,8 +20,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from collectors.client import RequestSpec, stream_request
 from collectors.promtext import parse
+from collectors.requests.client import RequestSpec, stream_request
 from collectors.servers import detect, open_collector
 from collectors.simulator import Simulator
 from collectors.simulator.vllm_dp import VllmDpMetrics

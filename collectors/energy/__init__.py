@@ -1,0 +1,1 @@
+"""Energy accounting: the ledger's equations, per-request attribution, live windows, verdicts."""

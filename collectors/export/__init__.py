@@ -1,0 +1,1 @@
+"""Export: the Prometheus exporter, its series, and the stable JSON forms of spectop's objects."""

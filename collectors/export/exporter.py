@@ -1,0 +1,146 @@
+"""spectop's own derived figures as a Prometheus endpoint, for fleets that already run Prometheus.
+
+One exporter watches one or more servers (`ServerFeed`, each with its own LiveLedger); a poll loop
+feeds them all, and scrapes read them under a lock (prometheus_client serves them from its own
+thread). Every series carries the server, its model and draft, and the meter's method, so an
+estimate is never mistaken for a measurement downstream. A poll that raises is a failed poll
+(`spectop_up` 0), never the end of the loop: an exporter left running must outlive one bad answer.
+
+Pitfall handled: one meter under several servers (one GPU's DCGM page, two servers on it) counts
+the same joules for each; its energy is then split between them by tokens, like per-request
+attribution, and their series say `energy="shared"` (collectors/export/series.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from prometheus_client.core import Metric
+from prometheus_client.registry import Collector
+
+from collectors.export.series import FeedView, series
+from collectors.live.accounting import LiveLedger
+from collectors.meters.sampler import Sampler
+from collectors.servers.answers import error_snapshot
+from collectors.servers.snapshot import ServerSnapshot
+
+
+class ServerFeed:
+    """One watched server: its collector, its rolling ledger, and the meter readings taken so far."""
+
+    def __init__(self, collector, sampler: Sampler | None, energy_window_s: float) -> None:
+        self.collector, self.sampler = collector, sampler
+        self.live = LiveLedger(energy_window_s, sampler.meter.info if sampler else None)
+        self._meter_t_s: float | None = None
+
+    @property
+    def url(self) -> str:
+        latest = self.live.latest
+        return getattr(self.collector, "url", None) or (latest.url if latest else "")
+
+    def update(self, snapshot: ServerSnapshot) -> None:
+        """Add one poll and the meter readings since the last one (caller holds the lock)."""
+        self.live.add_snapshot(snapshot)
+        if self.sampler is None:
+            return
+        for r in self.sampler.readings(since_t_s=self._meter_t_s):
+            if self._meter_t_s is not None and r.t_s <= self._meter_t_s:
+                continue
+            self._meter_t_s = r.t_s
+            self.live.add_reading(r)  # an energy-only meter's power comes from the energy slope
+
+    async def poll(self) -> ServerSnapshot:
+        """The collector's next snapshot; one saying why, when the poll itself failed."""
+        try:
+            return await self.collector.poll()
+        except Exception as exc:  # the loop must outlive anything one answer does
+            return error_snapshot(self.url, getattr(self.collector, "backend", "unknown"), exc)
+
+    def view(self) -> FeedView:
+        live = self.live
+        return FeedView(
+            url=self.url,
+            meter=self.sampler.meter.info if self.sampler else None,
+            snapshot=live.latest,
+            rolling=live.rolling(),
+            drafting=live.drafting(),
+            idle_w=live.idle_w(),
+            batch=live.current_batch(),
+            power=live.power[-1] if live.power else None,
+        )
+
+
+class SpectopExporter(Collector):
+    """Polls its servers and exposes drafting, throughput, energy and verdict gauges for each.
+
+    `summary` is a sweep's summary (collectors/sweep/summary.py): with it, each server's live
+    mJ/token is read against the sweep's curves at its current batch (the dashboard's verdict).
+    """
+
+    def __init__(
+        self,
+        collector,
+        sampler: Sampler | None,
+        energy_window_s: float = 30.0,
+        summary: dict[str, Any] | None = None,
+    ) -> None:
+        self.energy_window_s, self.summary = energy_window_s, summary
+        self.feeds: list[ServerFeed] = []
+        self._lock = threading.Lock()
+        self.add_server(collector, sampler)
+
+    @property
+    def live(self) -> LiveLedger:
+        """The first server's ledger (the only one, for a one-server exporter)."""
+        return self.feeds[0].live
+
+    def add_server(self, collector, sampler: Sampler | None) -> ServerFeed:
+        """Watch another server; passing the sampler an earlier server has means they share it."""
+        feed = ServerFeed(collector, sampler, self.energy_window_s)
+        self.feeds.append(feed)
+        return feed
+
+    def update(self, snapshot: ServerSnapshot, feed: int = 0) -> None:
+        """Add one poll of server number `feed` and its meter's readings since the last one."""
+        with self._lock:
+            self.feeds[feed].update(snapshot)
+
+    async def poll(self) -> ServerSnapshot:
+        """The first server's next snapshot (see ServerFeed.poll)."""
+        return await self.feeds[0].poll()
+
+    async def run(self, interval_s: float, should_stop: Callable[[], bool]) -> None:
+        """Poll every server every `interval_s` until `should_stop()`, looked at every 0.1 s at least.
+
+        Stopping is asked, not done by cancelling the task: Python 3.11's `asyncio.wait_for` (under
+        every bounded page read) can swallow a cancellation that lands as the read completes, which
+        on a loaded machine left Ctrl-C unanswered.
+        """
+        while not should_stop():
+            started = time.monotonic()
+            snapshots = await asyncio.gather(*(feed.poll() for feed in self.feeds))
+            for index, snapshot in enumerate(snapshots):
+                self.update(snapshot, index)
+            await asyncio.sleep(0.05)
+            while not should_stop() and (left_s := interval_s - (time.monotonic() - started)) > 0:
+                await asyncio.sleep(min(0.1, left_s))
+
+    def collect(self) -> Iterator[Metric]:
+        with self._lock:
+            views = [feed.view() for feed in self.feeds]
+        # a meter under several servers: each server's share of the joules is its share of the tokens
+        tokens_on: dict[int, int] = {}
+        users_of: dict[int, int] = {}
+        for feed, view in zip(self.feeds, views):
+            if feed.sampler is not None:
+                key = id(feed.sampler)
+                tokens_on[key] = tokens_on.get(key, 0) + view.rolling.tokens
+                users_of[key] = users_of.get(key, 0) + 1
+        for feed, view in zip(self.feeds, views):
+            if feed.sampler is not None and users_of[id(feed.sampler)] > 1:
+                view.share_tokens = tokens_on[id(feed.sampler)]
+        yield from series(views, self.summary)

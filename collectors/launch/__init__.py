@@ -1,0 +1,1 @@
+"""Server processes spectop starts: launching, lifetime, log copies, speculative flags, tiny models."""

@@ -1,0 +1,1 @@
+"""Live figures: the rolling energy accounting over polls and meter readings, and the verdicts drawn from it."""

@@ -1,0 +1,128 @@
+"""The live verdicts: does drafting pay at the current batch, and is a draft configured but unused.
+
+UI-free, so the dashboard and any headless command say the same thing. The energy verdict compares
+live drafting mJ/token with the last sweep's plain curve, read between measured batches linearly in
+log B (the sweep summary's `at_batch`, the same line its crossover is found on). Pitfalls handled:
+while a sweep runs the meter sees both of its arms, so no live figure is given; a server that does
+not draft is told what drafting would do there instead; only the sweep's trustworthy points
+(`collectors/sweep/checks.py` EXCLUDING) feed the curves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from collectors.launch.process import url_from_argv
+from collectors.launch.specflags import is_void_draft
+from collectors.live.accounting import LiveLedger
+from collectors.servers.snapshot import ServerSnapshot
+from collectors.sweep.arms import split_command
+from collectors.sweep.rule import EVEN_BAND, classify
+from collectors.sweep.summary import at_batch
+
+
+@dataclass(frozen=True, slots=True)
+class LiveEnergy:
+    """Live energy per token over the rolling window, and the verdict against the last sweep."""
+
+    window_s: float | None
+    mj_per_token: float | None
+    net_mj_per_token: float | None
+    tokens: int
+    batch: float | None
+    verdict: str
+
+
+def live_energy(live: LiveLedger, summary: dict[str, Any] | None, sweep_running: bool) -> LiveEnergy:
+    batch = live.current_batch()
+    if sweep_running:
+        # the meter sees both arms of the sweep; the watched server's tokens are not all of them
+        return LiveEnergy(None, None, None, 0, batch, "sweep running: live energy resumes after it")
+    r = live.rolling()
+    drafting = live.latest.drafting if live.latest else None
+    # a stuck or impossible meter gives no mJ/token: say why instead of "idle"
+    said = f"no live energy: {r.meter_problem}" if r.meter_problem else None
+    return LiveEnergy(
+        r.window_s,
+        r.mj_per_token,
+        r.net_mj_per_token,
+        r.tokens,
+        batch,
+        said or verdict(r.mj_per_token, batch, summary, drafting),
+    )
+
+
+def verdict(
+    mj_per_token: float | None, batch: float | None, summary: dict[str, Any] | None, drafting: bool | None
+) -> str:
+    """Live drafting mJ/token against the last sweep's plain curve at the current batch."""
+    if summary is None:
+        return "no sweep yet: press s to measure where drafting pays"
+    if batch is None or mj_per_token is None:
+        return "idle: the verdict needs traffic on the server"
+    plain = curve_at(summary, "plain", batch)
+    if plain is None:
+        return "the last sweep has no plain curve to compare with"
+    if drafting is False:
+        ratio = curve_ratio_at(summary, batch)
+        if ratio is None:
+            return "this server does not draft"
+        return f"not drafting; at {batch:.1f} requests drafting {change(ratio, would=True)}"
+    return f"drafting {change(mj_per_token / plain)} at {batch:.1f} requests (vs the sweep's plain curve)"
+
+
+def change(ratio: float, would: bool = False) -> str:
+    """An energy ratio in words, read by the sweep's one rule (`rule.classify`: ±5 % is break-even).
+
+    `would` gives the conditional, for a server that does not draft.
+    """
+    kind = classify(ratio)
+    if kind == "saves":
+        return f"{'would save' if would else 'saves'} {100 * (1 - ratio):.0f} %"
+    if kind == "costs":
+        return f"{'would cost' if would else 'costs'} {100 * (ratio - 1):.0f} % more"
+    return f"{'would break' if would else 'breaks'} even ({100 * (ratio - 1):+.0f} %, within {100 * EVEN_BAND:.0f} %)"
+
+
+def curve_at(summary: dict[str, Any], arm: str, batch: float) -> float | None:
+    """An arm's mJ/token in a sweep summary at `batch`, between its measured batches."""
+    return at_batch(
+        [
+            (t["batch"], t[arm]["mj_per_token"])
+            for t in summary["rows"]
+            if t[arm]["mj_per_token"] and t[arm]["trusted"]
+        ],
+        batch,
+    )
+
+
+def curve_ratio_at(summary: dict[str, Any], batch: float) -> float | None:
+    """The draft/plain energy ratio at `batch`, from the summary's batches with a trustworthy pair."""
+    return at_batch(
+        [(t["batch"], t["energy_ratio"]) for t in summary["rows"] if t["energy_ratio"] and t["trusted"]],
+        batch,
+    )
+
+
+def void_warning(
+    server_url: str, draft_url: str | None, draft_cmd: str | None, snapshot: ServerSnapshot | None
+) -> str | None:
+    """A draft configured for the watched server, but nothing drafted: say so loudly."""
+    url = server_url.rstrip("/")
+    if draft_cmd:
+        argv = split_command(draft_cmd)
+        if url_from_argv(argv) == url and is_void_draft(argv):
+            return (
+                "VOID: the draft model is loaded with -md but --spec-type is missing, so nothing is "
+                "drafted (add --spec-type draft-simple)"
+            )
+    is_draft_arm = (draft_url and draft_url.rstrip("/") == url) or (
+        draft_cmd and url_from_argv(split_command(draft_cmd)) == url
+    )
+    if is_draft_arm and snapshot is not None and snapshot.drafting is False:
+        return (
+            "VOID: this server is the draft arm but drafts nothing (llama-server needs "
+            "--spec-type draft-simple as well as -md)"
+        )
+    return None

@@ -1,0 +1,1 @@
+"""Recordings: writing a session to JSON lines, reading it back, and `spectop report` on one."""

@@ -1,0 +1,1 @@
+"""Requests and their figures: the streaming client, stream parsing, latency, the capture proxy, the server log."""
