@@ -13,7 +13,7 @@ import pytest
 
 from collectors.servers.llamacpp_log import LogParser, parse_line, parse_text
 
-LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "llama-server-logs"
+LOGS = Path(__file__).resolve().parents[2] / "fixtures" / "llama-server-logs"
 
 
 def read(name: str) -> str:
