@@ -1,5 +1,6 @@
 """Settings for the whole suite."""
 
+import pytest
 from hypothesis import settings
 
 # Hypothesis fails an example that takes over 200 ms by default: a wall-clock assertion, which a
@@ -7,3 +8,11 @@ from hypothesis import settings
 # 0.1 ms example at 303 ms). Hangs are caught by pytest-timeout; speed is measured in tests/bench.
 settings.register_profile("spectop", deadline=None)
 settings.load_profile("spectop")
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects
+def pytest_collection_modifyitems(items):
+    """Every real-server test (`llama`) is also `slow`: `pytest -m "not slow"` is the quick loop."""
+    for item in items:
+        if item.get_closest_marker("llama") is not None:
+            item.add_marker(pytest.mark.slow)

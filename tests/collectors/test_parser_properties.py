@@ -15,6 +15,7 @@ import asyncio
 import json
 
 import httpx
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -37,6 +38,8 @@ from tests.support.answer_strategies import (
     metrics_pages,
     sse_lines,
 )
+
+pytestmark = pytest.mark.slow  # property tests: hundreds of generated answers per parser
 
 SETTINGS = settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 URL = "http://server.test"

@@ -168,6 +168,7 @@ def sweep_app(sim, tmp_path: Path, plan: SweepPlan) -> tuple[SpectopApp, Sampler
     return SpectopApp(settings, FakeCollector(synthetic.snapshots()), sampler), sampler
 
 
+@pytest.mark.slow
 async def test_sweep_runs_from_the_button_to_the_results(sim, tmp_path):
     plan = SweepPlan(batches=(1, 2), max_tokens=48, passes=1, idle_s=0.3, warmup_tokens=4)
     app, sampler = sweep_app(sim, tmp_path, plan)
@@ -196,6 +197,7 @@ async def test_sweep_runs_from_the_button_to_the_results(sim, tmp_path):
         sampler.meter.close()
 
 
+@pytest.mark.slow
 async def test_cancel_sweep_keeps_completed_points(sim, tmp_path):
     plan = SweepPlan(batches=(1, 2, 4), max_tokens=256, passes=2, idle_s=0.2, warmup_tokens=4)
     app, sampler = sweep_app(sim, tmp_path, plan)

@@ -49,6 +49,7 @@ def sweep_args(sim, results, batches: str, tokens: int, *extra: str) -> list[str
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("arm", "tok_s", "power_w"), [("plain", 61.9, 22.9), ("draft", 78.3, 29.8)])
 def test_probe_reads_the_calibrated_single_request_figures(sim, capsys, arm, tok_s, power_w):
     url = sim.plain_url if arm == "plain" else sim.draft_url
@@ -72,6 +73,7 @@ def test_probe_reads_the_calibrated_single_request_figures(sim, capsys, arm, tok
         assert body["draft_n"] is None
 
 
+@pytest.mark.slow
 def test_snapshot_shows_drafting_and_energy(sim, capsys):
     assert main(["probe", "--server", sim.draft_url, "--tokens", "32", "--meter", "none"]) == 0
     capsys.readouterr()
@@ -112,6 +114,7 @@ def test_report_on_a_folder_that_is_not_a_run(tmp_path, capsys):
     assert "has no points.jsonl" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_sweep_json_and_its_files(sim, tmp_path, capsys):
     args = sweep_args(sim, tmp_path, "1,2", 64)
     code = main(args)
@@ -139,6 +142,7 @@ def test_sweep_needs_both_arms(capsys):
     assert "needs a draft arm" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_refine_measures_the_batch_inside_the_crossover(sim, tmp_path, capsys):
     args = sweep_args(sim, tmp_path, "1,2,4,8", 96, "--refine")
     code = main(args)

@@ -112,6 +112,7 @@ def test_help_and_version_still_answer(capsys):
     assert capsys.readouterr().out.strip() == "spectop 0.1.0"
 
 
+@pytest.mark.slow
 def test_a_misplaced_command_as_a_user_types_it():
     out = subprocess.run(
         [sys.executable, "-m", "tui", "--meter", "none", "--server", URL, "probe"],

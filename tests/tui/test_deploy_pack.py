@@ -93,6 +93,7 @@ def pack(tmp_path_factory) -> Path:
     return pack_dir
 
 
+@pytest.mark.slow
 def test_deploy_writes_the_pack_and_the_source_to_build_from(pack):
     for name in ("compose.yaml", "Dockerfile", "prometheus.yml", "alerts.yml", "run-spectop.sh"):
         assert (pack / name).is_file()
@@ -210,6 +211,7 @@ def free_port_run(count: int) -> int:
     raise RuntimeError(f"no {count} consecutive free ports between 10000 and {low}")
 
 
+@pytest.mark.slow
 def test_the_packs_spectop_service_serves_two_servers_under_one_meter(pack):
     base = free_port_run(4)  # the demo takes base, base + 1 and base + 2; the exporter listens on base + 3
     port = base + 3

@@ -60,6 +60,7 @@ def assert_shown_safely(output: str) -> None:
     assert "[/x] [bold" in output  # markup shown as typed, never parsed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("stream", "code"),
     [("ok", 0), ("sse-error", 1), ("http-error", 2)],
@@ -71,6 +72,7 @@ def test_probe(stream, code):
     assert_shown_safely(output)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("routes", [HostileLlama(), hostile_vllm()], ids=["llama-server", "vllm"])
 def test_snapshot(routes):
     with serving(routes) as url:
@@ -82,6 +84,7 @@ def test_snapshot(routes):
     assert json.loads(output)["model"] == SHOWN
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("health", [200, 503])
 def test_doctor(health):
     with serving(HostileLlama(health_status=health)) as url:
@@ -90,6 +93,7 @@ def test_doctor(health):
     assert_shown_safely(output)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("stream", "code"), [("sse-error", 0), ("http-error", 1)])
 def test_sweep_progress_and_summary(stream, code, tmp_path):
     with serving(HostileLlama(stream=stream)) as url:
@@ -102,6 +106,7 @@ def test_sweep_progress_and_summary(stream, code, tmp_path):
     assert_shown_safely(output)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["snapshot", "probe", "doctor"])
 def test_a_meter_error_quoting_its_exporter(command):
     with serving(hostile_prometheus()) as prometheus, serving(HostileLlama()) as url:
@@ -110,6 +115,7 @@ def test_a_meter_error_quoting_its_exporter(command):
     assert_shown_safely(output)
 
 
+@pytest.mark.slow
 def test_a_launched_server_that_dies_printing_attacks(tmp_path):
     # the sweep quotes the last lines of a launched server's log when it dies before it is ready
     dies = f"import sys; sys.stdout.write({TEXT!r}); sys.exit(3)"
@@ -133,6 +139,7 @@ def test_a_launched_server_that_dies_printing_attacks(tmp_path):
     assert_shown_safely(output)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("form", ["table", "csv", "markdown", "json"])
 def test_report_of_a_saved_run_with_server_text(form, tmp_path):
     rows = note25_rows()

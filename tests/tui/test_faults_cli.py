@@ -22,6 +22,8 @@ from tests.support.fault_server import (
     llama_routes,
 )
 
+pytestmark = pytest.mark.slow  # the CLI in a subprocess against fault servers, and sweeps
+
 PROPS = read_json("draft-simple.props.json")
 TOKEN = {"content": "x", "tokens_predicted": 1, "stop": False}
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
 from textual.worker import WorkerState
 
 from collectors.servers.auto import AutoCollector
@@ -55,6 +56,7 @@ async def test_junk_metrics_then_a_server_gone_never_leave_the_bar_at_ok():
             assert "● unreachable" in bar(app) and "cannot reach" in bar(app)
 
 
+@pytest.mark.slow
 async def test_a_server_that_stops_answering_shows_a_timeout_and_polling_goes_on():
     with FaultServer() as server:
         app = dashboard(server.url)

@@ -21,6 +21,7 @@ def sweep_nowhere(*extra: str) -> list[str]:
     return ["sweep", "--plain", NOWHERE, "--draft", NOWHERE, "--meter", "none", *extra]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["file in the way", "inside /proc", "name too long"])
 def test_a_results_folder_that_cannot_be_made_stops_before_measuring(tmp_path, where):
     (tmp_path / "f").write_text("")
@@ -35,6 +36,7 @@ def test_a_results_folder_that_cannot_be_made_stops_before_measuring(tmp_path, w
     assert line.startswith("spectop: cannot make a results folder under") and "give --results" in line
 
 
+@pytest.mark.slow
 def test_a_disk_that_fills_mid_sweep_keeps_every_whole_point_and_a_summary_of_them(tmp_path):
     # a point row is ~3 kB here; 8 kB takes meta.json and two rows, and the third is cut off mid-line
     with Simulator(seed=2, speedup=8) as sim:
@@ -64,6 +66,7 @@ def write_run(tmp_path, lines: list[bytes], meta: bytes | None = None):
     return str(tmp_path)
 
 
+@pytest.mark.slow
 def test_report_on_a_run_with_nothing_readable(tmp_path):
     proc = spectop(
         "report", write_run(tmp_path, [b"\x00\xffgarbage\n", b'"a string"\n', b'{"batch": "x"}\n'])
@@ -72,6 +75,7 @@ def test_report_on_a_run_with_nothing_readable(tmp_path):
     assert "holds no readable sweep point" in one_line(proc.stderr) and proc.stdout == ""
 
 
+@pytest.mark.slow
 def test_report_on_a_partly_corrupt_run_reports_what_is_whole_and_says_what_it_skipped(tmp_path):
     good = [json.dumps(r).encode() + b"\n" for r in note25_rows()[:6]]
     wrong = json.dumps({**note25_rows()[0], "energy_j": "lots"}).encode() + b"\n"
@@ -85,6 +89,7 @@ def test_report_on_a_partly_corrupt_run_reports_what_is_whole_and_says_what_it_s
     assert as_json["points"] == 6
 
 
+@pytest.mark.slow
 def test_report_json_is_strict_even_from_a_run_holding_nan_or_overflowing(tmp_path):
     rows = note25_rows()[:6]
     rows[0]["net_energy_j"] = float("nan")  # Python's json writes NaN; strict readers reject it
@@ -96,12 +101,14 @@ def test_report_json_is_strict_even_from_a_run_holding_nan_or_overflowing(tmp_pa
     assert body["points"] == 6 and body["rows"][1]["plain"]["energy_j"] is None
 
 
+@pytest.mark.slow
 def test_report_on_a_folder_whose_points_file_is_a_folder(tmp_path):
     (tmp_path / "points.jsonl").mkdir()
     proc = spectop("report", str(tmp_path))
     assert proc.returncode == 2 and "has no points.jsonl" in one_line(proc.stderr)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "content", "says"),
     [
@@ -134,6 +141,7 @@ def test_a_prompts_file_of_the_wrong_kind_is_one_line(tmp_path, name, content, s
     assert not (tmp_path / "r").exists()  # nothing was started
 
 
+@pytest.mark.slow
 def test_a_huge_prompts_file_is_refused_before_it_is_read(tmp_path):
     path = tmp_path / "corpus.txt"
     with open(path, "wb") as fh:

@@ -22,6 +22,8 @@ from tui.config import Settings
 from tui.fleet import WatchedServer
 from tui.widgets.servers_table import COLUMNS
 
+pytestmark = pytest.mark.slow  # a dashboard on two simulated servers under traffic
+
 BACKENDS = ("llama-server", "vllm")
 
 

@@ -53,6 +53,7 @@ def parsed(argv: list[str], option: str):
     return getattr(args, option.lstrip("-").replace("-", "_"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("prefix", "option", "whole", "low", "high", "above"), OPTIONS, ids=lambda v: str(v))
 @settings(max_examples=60)
 @given(text=typed)
@@ -68,6 +69,7 @@ def test_any_typed_value_is_in_range_or_one_line_naming_the_option(
     assert math.isfinite(value) and (value > low if above else value >= low) and value <= high
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "argv",
     [

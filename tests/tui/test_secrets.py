@@ -87,6 +87,7 @@ KEY_FORMS = [
 ]
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 # found by a run: a value-taking option swallowed the --draft-cmd, and its bad-number line quoted it
 @example(["snapshot", "--window"], ["--draft-cmd=llama-server --hf-token=s3rver-key-in-a-command"], 2)
@@ -104,6 +105,7 @@ def test_no_command_line_gets_a_key_quoted_back(words, key_form, at):
     assert KEY not in err.getvalue() and SERVER_KEY not in err.getvalue()
 
 
+@pytest.mark.slow
 def test_doctor_takes_the_api_key_and_sends_it_to_the_server_only():
     seen: list = []
     with serving(captured_llama, seen) as url:
@@ -113,6 +115,7 @@ def test_doctor_takes_the_api_key_and_sends_it_to_the_server_only():
     assert KEY not in output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["snapshot", "probe", "doctor"])
 def test_clients_that_carry_the_key_ignore_proxy_settings(command):
     to_proxy: list = []
@@ -126,6 +129,7 @@ def test_clients_that_carry_the_key_ignore_proxy_settings(command):
     assert to_proxy == []  # the key went to the server, never through a proxy
 
 
+@pytest.mark.slow
 def test_a_key_in_a_launched_server_command_stays_out_of_files_and_output(tmp_path):
     port = free_port()
     server = [sys.executable, "-m", "tests.support.hostile_server", "--port", str(port)]
@@ -164,6 +168,7 @@ async def test_the_sweep_dialog_shows_a_command_without_its_key_and_runs_it_with
         assert SERVER_KEY not in repr(drafted) and SERVER_KEY not in drafted.command
 
 
+@pytest.mark.slow
 def test_a_launched_server_that_logs_its_key_and_dies(tmp_path):
     # vLLM logs its arguments at start; the sweep quotes the log's last lines when a server dies
     dies = "import sys; print('non-default args:', sys.argv[1:]); sys.exit(3)"

@@ -220,6 +220,7 @@ def sim():
         yield simulator
 
 
+@pytest.mark.slow
 async def test_dialog_starts_a_multi_arm_sweep_over_classes(sim, tmp_path: Path) -> None:
     plan = SweepPlan(batches=(1,), max_tokens=32, passes=1, idle_s=0.3, warmup_tokens=4)
     sampler = Sampler(open_meter(f"dcgm={sim.meter_url}/metrics?period=0.1")).start()

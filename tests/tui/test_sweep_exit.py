@@ -20,6 +20,8 @@ from tests.support.cli_runs import one_line, spectop, spectop_popen
 from tests.support.faulty_meters import FaultyDcgm
 from tests.support.processes import reaped
 
+pytestmark = pytest.mark.slow  # headless sweeps in a subprocess against the simulator
+
 
 @pytest.fixture(scope="module")
 def sim():

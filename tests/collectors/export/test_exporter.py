@@ -46,6 +46,7 @@ def stop(proc: subprocess.Popen, grace_s: float = 10.0) -> str:
                 proc.communicate()
 
 
+@pytest.mark.slow
 def test_a_child_that_ignores_sigint_is_still_reaped():
     code = "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); print('ready', flush=True); time.sleep(60)"
     proc = subprocess.Popen(
@@ -69,6 +70,7 @@ class EnergyOnlySampler:
         return [r for r in self._readings if since_t_s is None or r.t_s > since_t_s]
 
 
+@pytest.mark.slow
 def test_export_of_an_energy_only_meter_shows_the_true_power():
     readings = [MeterReading(t / 10, 4.0 * t) for t in range(31)]  # 40 J/s, no power_w
     exporter = SpectopExporter(None, EnergyOnlySampler(readings))
@@ -80,6 +82,7 @@ def test_export_of_an_energy_only_meter_shows_the_true_power():
     assert metrics["spectop_energy_joules_total"][1] == pytest.approx(120.0)
 
 
+@pytest.mark.slow
 def test_export_serves_drafting_and_energy_figures():
     port = free_port()
     with Simulator(seed=4, speedup=4.0) as sim:
@@ -169,6 +172,7 @@ async def test_the_poll_loop_outlives_a_poll_that_raises():
     assert seen[1].url == collector.url
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_export_stops_on_sigint_and_sigterm_with_its_line(sig):
     # nothing listens at the server's port: the loop polls and fails, as an exporter left running does

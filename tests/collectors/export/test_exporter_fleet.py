@@ -199,6 +199,7 @@ def test_the_sweep_series_sit_beside_the_live_ones():
     assert "spectop_up" in metrics and "spectop_sweep_crossover_batch" in metrics
 
 
+@pytest.mark.slow
 def test_two_servers_one_meter_from_the_command_line(tmp_path):
     """`spectop export` with two simulated servers under one DCGM meter and a saved sweep."""
     import subprocess
@@ -277,6 +278,7 @@ def test_engine_state_is_served_per_reason():
     assert "spectop_speculative_steps" not in served  # unknown is not served
 
 
+@pytest.mark.slow
 def test_report_writes_a_saved_sweep_as_a_textfile(tmp_path):
     from collectors.sweep.store import RunStore
     from tests.support.cli_runs import spectop

@@ -224,6 +224,7 @@ def test_llama_server_help_matches_the_flag_tables() -> None:
     assert checked > 60
 
 
+@pytest.mark.slow
 def test_a_server_dies_with_a_killed_parent(tmp_path):
     """Even SIGKILL of spectop must not leave a server running (Linux: PR_SET_PDEATHSIG)."""
     if not sys.platform.startswith("linux"):

@@ -7,12 +7,15 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from collectors.meters.macmon import MacmonIntegrator
 from collectors.meters.remote import DCGM_ENERGY, DCGM_POWER, RemoteTotals, dcgm_series, node_rapl_series
 from collectors.promtext import Sample
+
+pytestmark = pytest.mark.slow  # property tests: hundreds of generated lines and pages
 
 ANY_NUMBER = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True),

@@ -134,6 +134,7 @@ async def test_a_trickling_page_is_cut_off():
                 await get_page(client, server.url + "/props", max_s=0.5)
 
 
+@pytest.mark.slow
 async def test_a_server_that_never_answers_is_a_timeout_not_unreachable():
     with FaultServer({"/slots": Hang()}) as server:
         snap = await poll_once(server)
@@ -142,6 +143,7 @@ async def test_a_server_that_never_answers_is_a_timeout_not_unreachable():
     assert "cannot reach" not in snap.error
 
 
+@pytest.mark.slow
 async def test_detection_of_a_hanging_server_is_a_timeout_not_unreachable():
     with FaultServer({"/props": Hang()}) as server:
         async with make_client() as client:
@@ -150,6 +152,7 @@ async def test_detection_of_a_hanging_server_is_a_timeout_not_unreachable():
     assert not isinstance(caught.value, ServerUnreachable)
 
 
+@pytest.mark.slow
 async def test_a_hanging_server_is_a_poll_timeout_also_on_a_client_made_for_streams():
     # the sweep and the dashboard's probe poll with the client they stream with, whose read
     # timeout is the 300 s a long prefill may need: a poll must still give up after 3 s

@@ -10,10 +10,13 @@ import time
 from collections.abc import Callable
 
 import httpx
+import pytest
 
 from collectors.simulator import Simulator
 from collectors.simulator.traffic import Phase, TrafficGenerator, default_pattern
 from tests.support.processes import reaped
+
+pytestmark = pytest.mark.slow  # `spectop demo` in a subprocess
 
 
 def _spectop(*args: str) -> subprocess.Popen[str]:

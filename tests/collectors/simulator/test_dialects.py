@@ -109,6 +109,7 @@ def test_a_streamed_chunk_is_one_engine_step(sim: Simulator) -> None:
     assert chunks[-1]["choices"] == [] and chunks[-2]["choices"][0]["finish_reason"] == "length"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["vllm", "sglang"])
 def test_snapshot_command_on_the_serve_only_demo(backend: str) -> None:
     with reaped(spectop_popen("demo", "--serve-only", "--backend", backend, "--speedup", "20")) as proc:

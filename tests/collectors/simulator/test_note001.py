@@ -70,6 +70,7 @@ def test_an_arm_serves_each_class_at_its_cell() -> None:
             assert bool(drafted) == (arm != "plain" and (cls, arm) != ("prose", "ngram")), (cls, arm)
 
 
+@pytest.mark.slow
 def test_serve_only_prints_one_line_per_arm_and_the_meter() -> None:
     argv = [sys.executable, "-m", "tui", "demo", "--serve-only", "--profile", "note001", "--speedup", "20"]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}

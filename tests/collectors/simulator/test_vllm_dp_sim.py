@@ -63,6 +63,7 @@ def test_the_page_is_a_multiprocess_merge_over_two_engines(sim: Simulator) -> No
     assert awake == [1.0, 1.0]  # one per engine, never summed over the API servers
 
 
+@pytest.mark.slow
 def test_readers_get_slot_total_and_requests_per_step(sim: Simulator) -> None:
     stats = sim.dialect_stats("plain")
     assert isinstance(stats, VllmDpMetrics)
@@ -104,6 +105,7 @@ def test_drafting_counters_sum_over_engines(sim: Simulator) -> None:
     assert snap.window_tokens == REQUESTS * TOKENS
 
 
+@pytest.mark.slow
 def test_demo_serves_a_dp2_vllm_that_snapshot_reads() -> None:
     argv = ("demo", "--serve-only", "--backend", "vllm", "--dp", "2", "--speedup", "20")
     with reaped(spectop_popen(*argv)) as proc:
@@ -119,6 +121,7 @@ def test_demo_serves_a_dp2_vllm_that_snapshot_reads() -> None:
     assert {s.labels["engine"] for s in page["vllm:num_requests_running"]} == {"0", "1"}
 
 
+@pytest.mark.slow
 def test_dp_on_another_backend_is_one_clear_line() -> None:
     done = spectop("demo", "--serve-only", "--backend", "sglang", "--dp", "2", timeout_s=60)
     assert done.returncode == 2 and done.stdout == ""

@@ -19,6 +19,8 @@ from collectors.sweep.plan import SweepPlan
 from collectors.sweep.runner import run_sweep
 from tests.support.faulty_meters import FaultyDcgm
 
+pytestmark = pytest.mark.slow  # whole sweeps against the simulator
+
 # windows of about half a second: short-window warnings, but little enough noise for B=1
 PLAN = SweepPlan(batches=(1, 2), max_tokens=128, passes=1, idle_s=0.5, warmup_tokens=4)
 METER_CODES = {"meter-gap", "meter-stale", "meter-backwards", "meter-implausible"}
