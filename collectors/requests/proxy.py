@@ -51,7 +51,10 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 def upstream_client() -> httpx.AsyncClient:
     """spectop's client (collectors/http.py), without a timeout on reads and without default headers."""
     client = make_client(None, PROXY_TIMEOUT)
-    client.headers = httpx.Headers()
+    # httpx's setter puts its defaults back (Accept, Accept-Encoding, Connection, User-Agent):
+    # each is removed, or a client that sent none would get gzip it did not ask for
+    for name in list(client.headers):
+        del client.headers[name]
     return client
 
 

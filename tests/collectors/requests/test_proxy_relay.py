@@ -71,3 +71,15 @@ def test_a_server_url_with_a_base_path_keeps_it_and_its_query():
         with ProxyServer(server_url + "/base", LOCAL, lambda record: None) as proxy:
             status, _ = send_raw(proxy.url, "GET /slots?fail_on_no_slot=1 HTTP/1.1")
     assert status == 404 and [path for path, _ in watched] == ["/base/slots"]
+
+
+def test_the_server_gets_the_clients_headers_and_no_others():
+    watched: list = []
+    with serving(captured_llama, watched) as server_url:
+        with ProxyServer(server_url, LOCAL, lambda record: None) as proxy:
+            # a client that sends no Accept, Accept-Encoding or User-Agent of its own
+            status, body = send_raw(proxy.url, "GET /props HTTP/1.1\r\nX-Trace: 7")
+    [(_, headers)] = watched
+    assert status == 200 and body.startswith(b"{")  # not compressed: nobody asked for gzip
+    assert {name.lower() for name in headers} == {"host", "x-trace"}
+    assert {name.lower(): value for name, value in headers.items()}["x-trace"] == "7"
