@@ -162,6 +162,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("spectop: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a library's own error (anyio's ExceptionGroup, …): one line, not a traceback
+        if os.environ.get("SPECTOP_DEBUG"):
+            raise
+        cause = _innermost(exc)
+        what = scrub(f"{type(cause).__name__}: {cause}", command_line_secrets(argv))
+        print(f"spectop: unexpected {printable(what)} ({UNEXPECTED_FIX})", file=sys.stderr)
+        return 1
+
+
+UNEXPECTED_FIX = "please report it; SPECTOP_DEBUG=1 shows the traceback"
+
+
+def _innermost(exc: BaseException) -> BaseException:
+    """The first leaf of an exception group (asyncio's TaskGroup and anyio wrap what failed)."""
+    inner = getattr(exc, "exceptions", None)  # BaseExceptionGroup from 3.11, the backport before
+    while isinstance(inner, (list, tuple)) and inner and isinstance(inner[0], BaseException):
+        exc = inner[0]
+        inner = getattr(exc, "exceptions", None)
+    return exc
 
 
 if __name__ == "__main__":
