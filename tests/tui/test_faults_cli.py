@@ -152,3 +152,9 @@ def test_an_error_no_part_of_spectop_expected_is_one_line_naming_it(monkeypatch,
         "spectop: unexpected OverflowError: connect(): port must be 0-65535. "
         "(please report it; SPECTOP_DEBUG=1 shows the traceback)"
     ]
+
+
+def test_a_host_name_that_does_not_resolve_is_said_so():
+    # .invalid never resolves (RFC 2606): no lookup can succeed, here or on any machine
+    line = one_line(spectop("snapshot", "--server", "http://no-such-host.invalid:8080"))
+    assert "the name no-such-host.invalid did not resolve" in line and "ConnectError" not in line
