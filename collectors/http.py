@@ -15,6 +15,7 @@ no connection was made, never of a server that answered late, hung up or sent a 
 from __future__ import annotations
 
 import asyncio
+import socket
 from typing import Any
 
 import httpx
@@ -119,10 +120,14 @@ def describe(
     """One line for an HTTP failure, by what happened; ServerUnreachable only when nothing connected."""
     url = _url_of(exc)
     if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
-        origin = url.split("/", 3)
-        return ServerUnreachable(
-            f"cannot reach {'/'.join(origin[:3])} ({type(exc).__name__})", fix_unreachable
-        )
+        origin = "/".join(url.split("/", 3)[:3])
+        if _unresolved(exc):
+            host = httpx.URL(origin).host
+            return ServerUnreachable(
+                f"cannot reach {origin}: the name {host} did not resolve",
+                "check the host name in the URL, or give its address, e.g. http://127.0.0.1:8080",
+            )
+        return ServerUnreachable(f"cannot reach {origin} ({type(exc).__name__})", fix_unreachable)
     if isinstance(exc, httpx.TimeoutException):
         seconds = _timeout_s(exc)
         return SpectopError(
@@ -137,6 +142,18 @@ def describe(
     if isinstance(exc, httpx.DecodingError):
         return SpectopError(f"{url} sent a body that cannot be decoded ({exc})", NOT_A_SERVER)
     return SpectopError(f"{url}: {type(exc).__name__}: {exc}", NOT_A_SERVER)
+
+
+def _unresolved(exc: BaseException) -> bool:
+    """The connection failed because the host's name did not resolve (a gaierror somewhere below)."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, socket.gaierror):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _url_of(exc: httpx.HTTPError) -> str:

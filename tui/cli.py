@@ -13,6 +13,7 @@ line (collectors/redact.py) or a raw control character (`fmt.printable`).
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import shlex
 import sys
@@ -83,7 +84,7 @@ def build_parser(secrets: Sequence[str] = ()) -> argparse.ArgumentParser:
             command.NAME, help=command.HELP, description=command.DESCRIPTION
         )
         command.add_options(command_parser)
-        command_parser.set_defaults(run=command.run)
+        command_parser.set_defaults(run=command.run, command_parser=command_parser)
     return parser
 
 
@@ -144,9 +145,22 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     a bad value, never quoting a secret (an option's value may be a whole --draft-cmd with a key)."""
     secrets = command_line_secrets(argv)
     try:
-        return build_parser(secrets).parse_args(with_command(argv))
+        args, unknown = build_parser(secrets).parse_known_args(with_command(argv))
     except SpectopError as exc:
         raise SpectopError(scrub(exc.what, secrets), scrub(exc.fix, secrets)) from None
+    if unknown:  # said by the command's parser: its usage, not the top level's
+        args.command_parser.error(
+            f"unrecognized arguments: {' '.join(unknown)}{_did_you_mean(unknown, args)}"
+        )
+    return args
+
+
+def _did_you_mean(unknown: Sequence[str], args: argparse.Namespace) -> str:
+    """`; did you mean --server?` for a misspelt option the command has."""
+    options = [o for action in args.command_parser._actions for o in action.option_strings]
+    typed = next((word.split("=", 1)[0] for word in unknown if word.startswith("--")), None)
+    close = difflib.get_close_matches(typed, options, n=1) if typed else []
+    return f"; did you mean {close[0]}?" if close else ""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -162,6 +176,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("spectop: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a library's own error (anyio's ExceptionGroup, …): one line, not a traceback
+        if os.environ.get("SPECTOP_DEBUG"):
+            raise
+        cause = _innermost(exc)
+        what = scrub(f"{type(cause).__name__}: {cause}", command_line_secrets(argv))
+        print(f"spectop: unexpected {printable(what)} ({UNEXPECTED_FIX})", file=sys.stderr)
+        return 1
+
+
+UNEXPECTED_FIX = "please report it; SPECTOP_DEBUG=1 shows the traceback"
+
+
+def _innermost(exc: BaseException) -> BaseException:
+    """The first leaf of an exception group (asyncio's TaskGroup and anyio wrap what failed)."""
+    inner = getattr(exc, "exceptions", None)  # BaseExceptionGroup from 3.11, the backport before
+    while isinstance(inner, (list, tuple)) and inner and isinstance(inner[0], BaseException):
+        exc = inner[0]
+        inner = getattr(exc, "exceptions", None)
+    return exc
 
 
 if __name__ == "__main__":

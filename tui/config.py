@@ -7,6 +7,7 @@ unknown key or named twice stops with one line naming the file and the fix, neve
 
 from __future__ import annotations
 
+import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[import-not-found]
 
+MAX_CONFIG_BYTES = 256 << 10  # a list of servers; a file past it is not one
+MAX_SERVERS = 64  # watched by one dashboard: each has a poller, a meter sampler and a row
 CONFIG_EXAMPLE = '[[server]] name = "gpu0" url = "http://127.0.0.1:8080" meter = "nvml=0"'
 
 
@@ -65,7 +68,7 @@ def short_name(url: str) -> str:
 def read_fleet(path: Path) -> list[ServerSpec]:
     """The `[[server]]` tables of a TOML file: `name`, `url`, `meter` (default auto) each."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(_bounded_text(path))
     except OSError as exc:
         raise SpectopError(
             f"cannot read --config {path} ({exc.strerror})", "give the config file's path"
@@ -87,7 +90,34 @@ def read_fleet(path: Path) -> list[ServerSpec]:
         servers.append(
             ServerSpec(str(table.get("name") or short_name(url)), url, str(table.get("meter", "auto")))
         )
-    return unique(servers)
+    return at_most(unique(servers))
+
+
+def _bounded_text(path: Path) -> str:
+    """The file's text, read no further than `MAX_CONFIG_BYTES` (`--config /dev/zero` never ends);
+    a pipe or a device is refused before it is opened (opening a pipe waits for its writer)."""
+    if not stat.S_ISREG(path.stat().st_mode):
+        raise SpectopError(
+            f"--config {path} is not a file", f"give the config file, written like {CONFIG_EXAMPLE}"
+        )
+    with path.open("rb") as file:
+        data = file.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise SpectopError(
+            f"--config {path} is longer than {MAX_CONFIG_BYTES >> 10} KB: no list of servers is",
+            f"give the config file, written like {CONFIG_EXAMPLE}",
+        )
+    return data.decode("utf-8")
+
+
+def at_most(servers: list[ServerSpec], limit: int = MAX_SERVERS) -> list[ServerSpec]:
+    """`servers`, when a dashboard can watch them all (each polls, and has a row and a meter)."""
+    if len(servers) > limit:
+        raise SpectopError(
+            f"{len(servers)} servers: a dashboard watches at most {limit}",
+            "split the fleet over several dashboards, or serve it with spectop export and Prometheus",
+        )
+    return servers
 
 
 def unique(servers: list[ServerSpec]) -> list[ServerSpec]:

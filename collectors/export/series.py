@@ -115,7 +115,10 @@ def series(views: Sequence[FeedView], summary: dict[str, Any] | None) -> Iterato
             return
         if name not in families:
             families[name] = GaugeMetricFamily(name, SERIES[name], labels=LABELS + sorted(extra))
-        families[name].add_metric(view.label_values() + [extra[k] for k in sorted(extra)], float(value))
+        # every label value is a server's text (a vLLM waiting reason too): printable, as the README says
+        families[name].add_metric(
+            view.label_values() + [printable(extra[k]) for k in sorted(extra)], float(value)
+        )
 
     now_s = time.monotonic()
     for view in views:

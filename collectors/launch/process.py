@@ -28,6 +28,7 @@ from collectors.errors import SpectopError
 from collectors.launch import lifetime as server_lifetime
 from collectors.launch.lifetime import stop_all
 from collectors.launch.log_copy import secrets_of, start_copy
+from collectors.launch.ownership import listens, port_in_use, port_of
 from collectors.launch.specflags import (
     derive_plain_argv,
     derive_plain_env,
@@ -152,6 +153,12 @@ class ServerProcess:
             fd, path = tempfile.mkstemp(prefix=f"spectop-{self.name}-", suffix=".log")
             os.close(fd)
             self.log_path = Path(path)
+        host, port = port_of(self.url)
+        if port_in_use(host, port):
+            raise SpectopError(
+                f"{self.name}: something is already listening on {host}:{port}, before it started",
+                fix="stop what runs there, or start the server on a free --port",
+            )
         server_lifetime.install_hooks()
         server_lifetime.spawn(self._fork)
         self.started_s = time.monotonic()
@@ -194,7 +201,7 @@ class ServerProcess:
                 if code is not None:
                     self._fail(f"{self.name} exited with code {code} before it was ready")
                 try:
-                    if client.get(self.url + self.health_path).status_code == 200:
+                    if client.get(self.url + self.health_path).status_code == 200 and self._answers_itself():
                         return
                 except httpx.HTTPError:
                     pass
@@ -205,6 +212,20 @@ class ServerProcess:
                     )
                 time.sleep(delay_s)
                 delay_s = min(delay_s * 1.5, 0.25)
+
+    def _answers_itself(self) -> bool:
+        """The process spectop started is still running and listens on its port itself."""
+        assert self._proc is not None
+        code = self._proc.poll()
+        if code is not None:
+            self._fail(
+                f"{self.name} exited with code {code}, and something else answers at {self.url}"
+                " (a command that forks into the background and exits is not supported)"
+            )
+        owner = listens(self._proc.pid, port_of(self.url)[1])
+        if owner is False:
+            self._fail(f"{self.name} is running, but what answers at {self.url} is another process")
+        return True
 
     def _fail(self, what: str) -> None:
         self.stop()

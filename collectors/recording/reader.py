@@ -12,17 +12,23 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from collectors.errors import SpectopError
+from collectors.fmt import printable
 from collectors.meters import MeterInfo, MeterReading
-from collectors.recording.writer import RECORDING_SCHEMA
+from collectors.recording.typecheck import wrong_field
+from collectors.recording.writer import MAX_RECORDING_BYTES, RECORDING_SCHEMA
 from collectors.requests.latency import ChunkEvent, LatencyProfile, Tail
 from collectors.requests.record import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep import events
 from collectors.sweep.arms import ArmSpec
 from collectors.sweep.plan import PointKey, SweepPlan
+
+MAX_HEADER_BYTES = 1 << 20
+MAX_ENTRY_BYTES = 16 << 20  # one line of a recording: a poll, a meter batch, a sweep's summary
+MAX_READ_BYTES = 4 * MAX_RECORDING_BYTES  # a part is at most MAX_RECORDING_BYTES when written
 
 # every tuple field of a snapshot (JSON gives lists): found from the dataclass, so a field added
 # to ServerSnapshot later reads back as a tuple too
@@ -81,23 +87,32 @@ def is_recording(path: Path) -> bool:
 def read_recording(path: Path) -> Recording:
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        with path.open("rb") as file:
+            head = _json(file.readline(MAX_HEADER_BYTES).decode("utf-8", errors="replace"))
+            if not isinstance(head, dict) or head.get("schema") != RECORDING_SCHEMA:
+                raise SpectopError(
+                    f"{path} is not a spectop recording ({RECORDING_SCHEMA})",
+                    "give a file written by spectop --record FILE",
+                )
+            lines, skipped = _entry_lines(file)
     except OSError as exc:
         raise SpectopError(
             f"{path}: cannot read it ({exc.strerror})", "give a file written by --record"
         ) from None
-    head = _json(lines[0]) if lines else None
-    if not isinstance(head, dict) or head.get("schema") != RECORDING_SCHEMA:
-        raise SpectopError(
-            f"{path} is not a spectop recording ({RECORDING_SCHEMA})",
-            "give a file written by spectop --record FILE",
-        )
-    entries, skipped = [], []
-    for number, line in enumerate(lines[1:], start=2):
+    entries = []
+    for number, line in enumerate(lines, start=2):
+        if line is None:
+            skipped.append(f"line {number}: longer than {MAX_ENTRY_BYTES >> 20} MB")
+            continue
         try:
             body = json.loads(line)
-            entries.append(Entry(float(body["t"]), decode(body)))
-        except (ValueError, KeyError, TypeError, SpectopError) as exc:
+            payload = decode(body)
+            wrong = wrong_field(payload)
+            if wrong is not None:
+                skipped.append(f"line {number}: {wrong} is not what a {type(payload).__name__} holds")
+                continue
+            entries.append(Entry(float(body["t"]), payload))
+        except (ValueError, KeyError, TypeError, AttributeError, IndexError, SpectopError) as exc:
             skipped.append(f"line {number}: {type(exc).__name__}")
     meter = head.get("meter")
     entries.sort(key=lambda e: e.t_s)
@@ -110,13 +125,34 @@ def read_recording(path: Path) -> Recording:
         t0_s += offset_s
     return Recording(
         path=path,
-        server_url=str(head.get("server_url", "")),
-        title=str(head.get("title", "spectop")),
+        server_url=printable(str(head.get("server_url", ""))),  # untrusted text, like a server's
+        title=printable(str(head.get("title", "spectop"))),
         meter=_meter_info(meter) if meter else None,
         t0_s=t0_s,
         entries=tuple(entries),
         skipped=tuple(skipped),
     )
+
+
+def _entry_lines(file: BinaryIO) -> tuple[list[str | None], list[str]]:
+    """The lines after the header, each at most `MAX_ENTRY_BYTES` (None for a longer one), read up
+    to `MAX_READ_BYTES` in all: a file that never ends (`/dev/zero`, a FIFO fed forever) is
+    read no further, and what was read is kept and said."""
+    lines: list[str | None] = []
+    total = 0
+    while total < MAX_READ_BYTES:
+        line = file.readline(MAX_ENTRY_BYTES + 1)
+        if not line:
+            return lines, []
+        total += len(line)
+        if len(line) > MAX_ENTRY_BYTES:
+            while line and not line.endswith(b"\n") and total < MAX_READ_BYTES:
+                line = file.readline(1 << 20)  # the rest of the long line, read and dropped
+                total += len(line)
+            lines.append(None)
+            continue
+        lines.append(line.decode("utf-8", errors="replace").rstrip("\r\n"))
+    return lines, [f"stopped reading after {MAX_READ_BYTES >> 20} MB"]
 
 
 def _json(line: str) -> Any:
@@ -132,7 +168,8 @@ def decode(body: dict[str, Any]) -> Payload:
         return snapshot_of(body)
     if kind == "meter":
         readings = tuple(MeterReading(t, e, p, fault) for t, e, p, fault in body["readings"])
-        return MeterEntry(readings, body.get("error"))
+        error = body.get("error")
+        return MeterEntry(readings, printable(error) if isinstance(error, str) else error)
     if kind == "requests":
         return RequestsEntry(tuple(record_of(r) for r in body["records"]))
     if kind == "sweep":

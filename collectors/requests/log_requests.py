@@ -46,6 +46,7 @@ class LogReader:
         self._parser = LogParser()
         self._offset_s: float | None = None  # monotonic − stamp, the least seen
         self._held: list[TimedRequest] = []
+        self.skipped_lines = 0  # slot lines with a number that is none (the rest of the log is read)
 
     def feed(self, lines: Iterable[str]) -> list[TimedRequest]:
         """The requests ended at least `hold_s` ago, among those held and those `lines` complete."""
@@ -58,12 +59,17 @@ class LogReader:
     def _read(self, lines: Iterable[str], now_s: float) -> list[TimedRequest]:
         out = []
         for line in lines:
-            parsed = parse_line(line)
+            try:
+                parsed = parse_line(line)
+                finished = self._parser.feed(line)
+            except (ValueError, OverflowError):  # `= 1.2.3 ms`, a 5000-digit id: skipped, counted
+                self.skipped_lines += 1
+                continue
             if parsed is not None and parsed.stamp_s is not None:
                 offset = now_s - parsed.stamp_s
                 if self._offset_s is None or offset < self._offset_s or offset > self._offset_s + 60:
                     self._offset_s = offset  # a jump forward of a minute: the server restarted
-            for logged in self._parser.feed(line):
+            for logged in finished:
                 if logged.stamp_s is not None and self._offset_s is not None:
                     t_done_s = min(now_s, logged.stamp_s + self._offset_s)
                 else:
@@ -134,7 +140,7 @@ class LogRecords:
 
     def __init__(self, server_url: str) -> None:
         self.server_url = server_url
-        self._ids: set[str] = set()
+        self._uses: dict[str, int] = {}  # how often each slot/task id was kept
 
     def new_records(
         self,
@@ -146,14 +152,12 @@ class LogRecords:
         out = []
         for timed in requests:
             base = f"s{timed.logged.slot_id} t{timed.logged.task_id}"
-            request_id, n = base, 1
-            while request_id in self._ids:  # the server restarted: its task ids start again
-                n += 1
-                request_id = f"{base} #{n}"
+            n = self._uses.get(base, 0) + 1  # the server restarted: its task ids start again
+            request_id = base if n == 1 else f"{base} #{n}"
             t_send_s = timed.t_done_s - timed.logged.total_ms / 1000.0
             record = to_record(timed, self.server_url, busy_during(t_send_s, timed.t_done_s), request_id)
             if any(is_own(record, o) for o in own_records):
                 continue
-            self._ids.add(request_id)
+            self._uses[base] = n
             out.append(record)
         return out

@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from typing import Any
 
 import httpx
@@ -40,6 +40,7 @@ from collectors.requests.record import RequestRecord
 CONNECT_S = 10.0
 PROXY_TIMEOUT = httpx.Timeout(CONNECT_S, read=None, write=None, pool=None)
 MAX_REQUEST_BYTES = 256 << 20  # a request body larger than any context window; past it a 413
+PREFIX_BYTES = 1 << 20  # of a request body, kept for its record (the `model` asked for)
 HOP_BY_HOP = frozenset(
     {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade", "host"}
 )
@@ -51,7 +52,10 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 def upstream_client() -> httpx.AsyncClient:
     """spectop's client (collectors/http.py), without a timeout on reads and without default headers."""
     client = make_client(None, PROXY_TIMEOUT)
-    client.headers = httpx.Headers()
+    # httpx's setter puts its defaults back (Accept, Accept-Encoding, Connection, User-Agent):
+    # each is removed, or a client that sent none would get gzip it did not ask for
+    for name in list(client.headers):
+        del client.headers[name]
     return client
 
 
@@ -84,18 +88,23 @@ class CaptureProxy:
         if url is None:
             await _error(send, 400, "spectop proxy forwards origin-form request targets only (/path?query)")
             return
-        body = await _read_body(receive)
-        if body is None:
+        first = await receive()
+        if first["type"] == "http.disconnect":
+            return
+        if _declared_length(scope["headers"]) > MAX_REQUEST_BYTES:
             await _error(send, 413, f"request body larger than {MAX_REQUEST_BYTES >> 20} MB")
             return
+        upload = Upload(receive, first)
         method, path = scope["method"], scope["path"]
-        capture = Capture(self.server_url, path, self.clock(), body) if recorded_route(method, path) else None
-        request = self.client.build_request(method, url, headers=_end_to_end(scope["headers"]), content=body)
-        forward = asyncio.ensure_future(self._forward(request, send, capture))
-        gone = asyncio.ensure_future(_disconnected(receive))
+        capture = Capture(self.server_url, path, self.clock(), b"") if recorded_route(method, path) else None
+        request = self.client.build_request(
+            method, url, headers=_end_to_end(scope["headers"]), content=upload.content()
+        )
+        forward = asyncio.ensure_future(self._forward(request, send, capture, upload))
+        gone = asyncio.ensure_future(_disconnected(receive, upload.finished))
         await asyncio.wait({forward, gone}, return_when=asyncio.FIRST_COMPLETED)
         error = None
-        if not forward.done():  # the client went away: stop the server's work on it
+        if not forward.done() or upload.client_gone:  # the client went away: stop the server's work on it
             forward.cancel()
             error = "client disconnected"
         gone.cancel()
@@ -107,6 +116,7 @@ class CaptureProxy:
         except ConnectionAbortedError as exc:
             broken, error = exc, str(exc)
         if capture is not None:
+            capture.asked(upload.prefix)  # the model it asked for (the answer's own, where it named one)
             self.on_record(capture.record(self.clock(), error))
         if broken is not None:
             raise broken  # the server closes the client's connection: its answer is incomplete
@@ -133,10 +143,17 @@ class CaptureProxy:
     def _origin(self) -> tuple[str, str, int | None]:
         return self._base.scheme, self._base.host, self._base.port
 
-    async def _forward(self, request: httpx.Request, send: Send, capture: Capture | None) -> str | None:
+    async def _forward(
+        self, request: httpx.Request, send: Send, capture: Capture | None, upload: Upload
+    ) -> str | None:
         """Send the request and pass the answer back; a broken exchange's error, else None."""
         try:
             response = await self.client.send(request, stream=True)
+        except BodyTooLarge:
+            await _error(send, 413, f"request body larger than {MAX_REQUEST_BYTES >> 20} MB")
+            return "request body too large"
+        except ClientGone:
+            return "client disconnected"
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             await _error(send, 502, f"spectop proxy cannot reach {self.server_url} ({type(exc).__name__})")
             return f"cannot reach {self.server_url}"
@@ -167,24 +184,69 @@ class CaptureProxy:
             await response.aclose()
 
 
-async def _read_body(receive: Receive) -> bytes | None:
-    """The whole request body; None past `MAX_REQUEST_BYTES`."""
-    parts, size, more = [], 0, True
-    while more:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            break
-        part = message.get("body", b"")
-        size += len(part)
-        if size > MAX_REQUEST_BYTES:
-            return None
-        parts.append(part)
-        more = message.get("more_body", False)
-    return b"".join(parts)
+class BodyTooLarge(Exception):
+    """The client's body ran past `MAX_REQUEST_BYTES` while it was being passed on."""
 
 
-async def _disconnected(receive: Receive) -> None:
-    """Returns when the client has gone (the body is read already: only a disconnect comes)."""
+class ClientGone(Exception):
+    """The client hung up while its body was being passed on."""
+
+
+class Upload:
+    """The client's request body, passed on to the server as it arrives (never held whole: four
+    clients sending 250 MB each would otherwise hold 1 GB); its first `PREFIX_BYTES` are kept for
+    the record (the request's `model`)."""
+
+    def __init__(self, receive: Receive, first: MutableMapping[str, Any]) -> None:
+        self._receive = receive
+        self._first: bytes = first.get("body", b"")
+        self._more = bool(first.get("more_body", False))
+        self.prefix = self._first[:PREFIX_BYTES]
+        self.finished = asyncio.Event()  # the body is all read: receive() now only says disconnect
+        self.client_gone = False
+        if not self._more:
+            self.finished.set()
+
+    def content(self) -> bytes | AsyncIterator[bytes]:
+        """What httpx sends: the body itself when it came in one piece, else a stream of its pieces."""
+        return self._first if not self._more else self._pieces()
+
+    async def _pieces(self) -> AsyncIterator[bytes]:
+        size = len(self._first)
+        try:
+            yield self._first
+            more = self._more
+            while more:
+                message = await self._receive()
+                if message["type"] == "http.disconnect":
+                    self.client_gone = True
+                    raise ClientGone
+                part = message.get("body", b"")
+                size += len(part)
+                if size > MAX_REQUEST_BYTES:
+                    raise BodyTooLarge
+                if len(self.prefix) < PREFIX_BYTES:
+                    self.prefix += part[: PREFIX_BYTES - len(self.prefix)]
+                more = message.get("more_body", False)
+                yield part
+        finally:
+            self.finished.set()
+
+
+def _declared_length(headers: list[tuple[bytes, bytes]]) -> int:
+    """The body's Content-Length as the client declared it; 0 when it did not (or not as a number)."""
+    for name, value in headers:
+        if name.lower() == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return 0
+    return 0
+
+
+async def _disconnected(receive: Receive, body_read: asyncio.Event) -> None:
+    """Returns when the client has gone (once its body is read, only a disconnect comes)."""
+    await body_read.wait()
     while (await receive())["type"] != "http.disconnect":
         pass
 

@@ -55,6 +55,11 @@ class Capture:
         self._error: str | None = None
         self._t_last_s = t_send_s
 
+    def asked(self, request_body: bytes) -> None:
+        """The request as sent (or its first part): the `model` it asked for, unless already known."""
+        if self.state.model is None:
+            self.state.model = _model_of(request_body)
+
     def start(self, status: int, content_type: str, content_encoding: str) -> None:
         """The answer's head: a stream, one JSON body, or something not recorded."""
         if status != 200:

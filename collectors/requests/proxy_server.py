@@ -23,6 +23,7 @@ import uvicorn
 
 from collectors.errors import SpectopError
 from collectors.requests.proxy import CaptureProxy
+from collectors.requests.proxy_guard import GuardedH11Protocol
 from collectors.requests.record import RequestRecord
 
 LOOPBACK = "127.0.0.1"
@@ -103,6 +104,7 @@ def make_server(app: CaptureProxy) -> uvicorn.Server:
         proxy_headers=False,
         ws="none",
         timeout_graceful_shutdown=GRACE_S,
+        http=GuardedH11Protocol,  # bounded connections and head deadlines (proxy_guard.py)
     )
     _quiet()
     return uvicorn.Server(config)

@@ -23,6 +23,7 @@ from collectors.promtext import Sample
 from collectors.servers import series
 
 Samples = Mapping[str, list[Sample]]
+MAX_REASONS = 8  # waiting reasons kept by name; the rest are "other"
 VLLM_KV = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")  # 0.6.x's name second
 
 
@@ -37,6 +38,31 @@ def per_engine(metrics: Samples | None, name: str, **match: str) -> list[float]:
     return list(merged.values())
 
 
+def per_engine_by(metrics: Samples | None, name: str, label: str) -> dict[str, list[float]]:
+    """`per_engine` for every value of `label` at once, in one pass over the samples (a page can
+    hold thousands of values: one pass each would be quadratic in the page's length)."""
+    merged: dict[str, dict[tuple[tuple[str, str], ...], float]] = {}
+    for sample in (metrics or {}).get(name, []):
+        group = merged.setdefault(sample.labels.get(label, ""), {})
+        key = tuple(sorted((k, v) for k, v in sample.labels.items() if k != "pid"))
+        group[key] = max(group.get(key, sample.value), sample.value)
+    return {value: list(group.values()) for value, group in merged.items()}
+
+
+def _waiting(metrics: Samples | None) -> tuple[tuple[str, int], ...]:
+    """Waiting requests by reason, at most `MAX_REASONS` of them (the most waiting first, by name
+    on a tie) and the rest summed as "other": vLLM names two reasons, a page naming thousands is
+    not to be served as thousands of series."""
+    by_reason = per_engine_by(metrics, "vllm:num_requests_waiting_by_reason", "reason")
+    counts = sorted(
+        ((r, series.as_int(sum(v)) or 0) for r, v in by_reason.items()), key=lambda rc: (-rc[1], rc[0])
+    )
+    kept, rest = counts[:MAX_REASONS], counts[MAX_REASONS:]
+    if rest:
+        kept.append(("other", sum(n for _, n in rest)))
+    return tuple(sorted(kept))
+
+
 def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
@@ -44,9 +70,7 @@ def _mean(values: list[float]) -> float | None:
 def vllm(metrics: Samples | None) -> dict[str, Any]:
     """The snapshot's engine-state fields from a vLLM page."""
     kv = next((v for name in VLLM_KV if (v := per_engine(metrics, name))), [])
-    by_reason = "vllm:num_requests_waiting_by_reason"
-    reasons = sorted({s.labels.get("reason", "") for s in (metrics or {}).get(by_reason, [])})
-    waiting = tuple((r, series.as_int(sum(per_engine(metrics, by_reason, reason=r))) or 0) for r in reasons)
+    waiting = _waiting(metrics)
     awake = per_engine(metrics, "vllm:engine_sleep_state", sleep_state="awake")
     return {
         "kv_cache_usage": _mean(kv),

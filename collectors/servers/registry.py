@@ -64,6 +64,11 @@ def check_url(url: str) -> str:
         ) from exc
     if parsed.scheme not in ("http", "https") or not parsed.host:
         raise SpectopError(f"not a valid server URL: {shown(url)!r}", "use e.g. http://127.0.0.1:8080")
+    if parsed.port is not None and not 0 < parsed.port < 65536:
+        raise SpectopError(
+            f"not a valid server URL: {shown(url)!r} (port {parsed.port} is not 1-65535)",
+            "use e.g. http://127.0.0.1:8080",
+        )
     return without_userinfo(url).rstrip("/")
 
 

@@ -335,3 +335,19 @@ async def test_a_panel_that_grows_a_line_is_laid_out_again():
         app.post_message(messages.MeterRead([], error="meter lost"))  # a fourth line
         await pilot.pause()
         assert "meter lost" in text_of(body) and app.query_one("#power").has_class("-failed")
+
+
+async def test_slot_ids_that_change_every_poll_keep_no_more_rows_than_the_server_has_slots():
+    app = quiet_app()
+    async with app.run_test(size=(140, 42)) as pilot:
+        busy = synthetic.snapshots()[1]
+        assert busy.slots_total is not None
+        for poll in range(300):  # a server that names its two busy slots anew every poll
+            ids = ((1000 + 2 * poll, 10), (1001 + 2 * poll, 20))
+            app.post_message(messages.ServerPolled(dataclasses.replace(busy, busy_slot_tokens=ids)))
+        await pilot.pause()
+        table = app.query_one(RequestsTable)
+        assert table.row_count == busy.slots_total  # not 600
+        shown = text_of(table)
+        assert "slot 1599" in shown and "slot 1598" in shown  # the latest two, busy
+        assert "slot 1000 " not in shown

@@ -34,3 +34,16 @@ def test_help_lists_the_commands(capsys):
         main(["--help"])
     out = capsys.readouterr().out
     assert "snapshot" in out and "probe" in out
+
+
+def test_a_misspelt_option_gets_the_commands_usage_and_the_likely_option(capsys):
+    from tui.cli import main
+
+    try:
+        code = main(["snapshot", "--sever", "http://127.0.0.1:9"])
+    except SystemExit as stop:  # argparse's own exit
+        code = stop.code
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("usage: spectop snapshot ")
+    assert "spectop snapshot: error: unrecognized arguments: --sever http://127.0.0.1:9; did you mean --server?" in err

@@ -181,7 +181,7 @@ def test_the_compose_files_hang_together(pack):
             assert (pack / volume.split(":")[0]).exists(), volume
     prometheus = yaml.safe_load((pack / "prometheus.yml").read_text())
     (target,) = prometheus["scrape_configs"][0]["static_configs"][0]["targets"]
-    assert target == "spectop:9464" and "9464:9464" in compose["services"]["spectop"]["ports"]
+    assert target == "spectop:9464" and "127.0.0.1:9464:9464" in compose["services"]["spectop"]["ports"]
     assert "0.0.0.0:9464" in (pack / "run-spectop.sh").read_text()
     assert "/etc/prometheus/alerts.yml" in prometheus["rule_files"]
     datasource = yaml.safe_load((pack / "grafana/provisioning/datasources/prometheus.yml").read_text())
@@ -247,3 +247,23 @@ def test_the_packs_spectop_service_serves_two_servers_under_one_meter(pack):
     servers = {labels["server"] for labels in metrics.get("spectop_mj_per_token", [])}
     assert servers == {f"http://127.0.0.1:{base}", f"http://127.0.0.1:{base + 1}"}, stderr
     assert {labels["energy"] for labels in metrics["spectop_mj_per_token"]} == {"shared"}
+
+
+def test_grafana_has_a_password_of_its_own_and_every_port_is_on_loopback(pack, tmp_path):
+    compose = yaml.safe_load((pack / "compose.yaml").read_text())
+    for service in compose["services"].values():
+        for port in service.get("ports", []):
+            assert port.startswith("127.0.0.1:"), port
+    grafana = compose["services"]["grafana"]
+    assert grafana["environment"]["GF_AUTH_ANONYMOUS_ENABLED"] == "false"
+    assert grafana["environment"]["GF_SECURITY_ADMIN_PASSWORD__FILE"] == "/run/secrets/grafana_admin_password"
+    assert grafana["secrets"] == ["grafana_admin_password"]
+    password_file = pack / compose["secrets"]["grafana_admin_password"]["file"]
+    password = password_file.read_text()
+    assert len(password) >= 20 and password != "admin"
+    assert password_file.stat().st_mode & 0o777 == 0o600
+    # a second pack gets a password of its own, printed once
+    result = spectop("deploy", str(tmp_path / "second"))
+    other = (tmp_path / "second" / "grafana-admin-password").read_text()
+    assert other != password and f"password {other}" in result.stderr
+    assert result.stdout.count(other) == 0  # stdout lists files, it never holds the password

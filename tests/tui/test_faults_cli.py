@@ -128,3 +128,35 @@ def test_sweep_outlives_one_bad_stream(tmp_path):
     # 3: finished, but the fake server's points are no trustworthy pair (tui/commands/sweep.py)
     assert result.returncode in (0, 3), result.stderr
     assert '"error": null' in result.stdout and '"points": 3' in result.stdout
+
+
+@pytest.mark.parametrize("port", ["99999", "0"])
+def test_a_server_url_with_a_port_out_of_range_is_one_line(port):
+    line = one_line(spectop("snapshot", "--server", f"http://127.0.0.1:{port}"))
+    assert f"port {port} is not 1-65535" in line
+
+
+def test_an_error_no_part_of_spectop_expected_is_one_line_naming_it(monkeypatch, capsys):
+    from tui import cli
+
+    def boom(args):  # what a library may raise from inside an event loop: a group, nested
+        raise ExceptionGroup(  # noqa: F821 (Python 3.11, which CI runs; the project reads 3.10 too)
+            "unhandled errors in a TaskGroup", [OverflowError("connect(): port must be 0-65535.")]
+        )
+
+    args = cli.parse(["snapshot", "--server", "http://127.0.0.1:8080"])
+    monkeypatch.setattr(cli, "parse", lambda argv: args)
+    monkeypatch.setattr(args, "run", boom)
+    monkeypatch.delenv("SPECTOP_DEBUG", raising=False)
+    assert cli.main(["snapshot"]) == 1
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [
+        "spectop: unexpected OverflowError: connect(): port must be 0-65535. "
+        "(please report it; SPECTOP_DEBUG=1 shows the traceback)"
+    ]
+
+
+def test_a_host_name_that_does_not_resolve_is_said_so():
+    # .invalid never resolves (RFC 2606): no lookup can succeed, here or on any machine
+    line = one_line(spectop("snapshot", "--server", "http://no-such-host.invalid:8080"))
+    assert "the name no-such-host.invalid did not resolve" in line and "ConnectError" not in line

@@ -7,11 +7,14 @@ Every case runs `spectop` as a subprocess. A full disk is a cap on file size for
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
 from collectors.simulator import Simulator
-from tests.support.cli_runs import file_size_limit, one_line, spectop
+from tests.support.cli_runs import ROOT, file_size_limit, one_line, spectop
 from tests.support.sweep_rows import note25_rows
 
 NOWHERE = "http://127.0.0.1:9"  # nothing listens there: no case below may get that far
@@ -156,3 +159,22 @@ def test_prompts_from_windows_editors_split_on_blank_lines(tmp_path):
     path = tmp_path / "p.txt"
     path.write_bytes("\ufeffFirst prompt\r\n\r\nSecond prompt\r\n".encode())
     assert load_prompts(str(path)).prompts == ("First prompt", "Second prompt")
+
+
+def test_report_written_to_a_file_is_whole_at_any_terminal_width(tmp_path):
+    rows = note25_rows()
+    for r in rows:  # flags as long as a loaded run's: they must be read whole in a CI log
+        r["flags"] = [{"code": c, "message": c} for c in ("estimate", "plain-drift", "short-window")]
+    run = write_run(tmp_path, [json.dumps(r).encode() + b"\n" for r in rows])
+    for columns in ("80", "160"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "tui", "report", run],
+            capture_output=True,  # a pipe, as `> out` or a CI log
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, "COLUMNS": columns},
+            timeout=120,
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert "…" not in proc.stdout
+        assert "estimate,plain-drift,short-window" in proc.stdout.replace(", ", ",")

@@ -57,3 +57,36 @@ def test_a_bad_config_file_is_one_line(tmp_path, text, said):
         read_fleet(path)
     with pytest.raises(SpectopError, match="cannot read --config"):
         read_fleet(tmp_path / "missing.toml")
+
+
+def fleet_text(count: int) -> str:
+    return "".join(f'[[server]]\nurl = "http://127.0.0.1:{9000 + i}"\n' for i in range(count))
+
+
+def test_a_config_file_that_never_ends_or_is_a_pipe_is_one_line(tmp_path):
+    import os
+
+    from tests.support.cli_runs import one_line, spectop
+
+    fifo = tmp_path / "fleet.fifo"
+    os.mkfifo(fifo)
+    for path, said in (("/dev/zero", "is not a file"), (str(fifo), "is not a file")):
+        run = spectop("--config", path, timeout_s=60)
+        assert run.returncode == 2 and said in one_line(run.stderr)
+    big = tmp_path / "big.toml"
+    big.write_text(fleet_text(64) + "#" * (300 << 10), encoding="utf-8")
+    with pytest.raises(SpectopError, match="longer than 256 KB"):
+        read_fleet(big)
+
+
+def test_a_fleet_larger_than_a_dashboard_watches_is_one_line_naming_the_way(tmp_path):
+    path = tmp_path / "fleet.toml"
+    path.write_text(fleet_text(64), encoding="utf-8")
+    assert len(read_fleet(path)) == 64
+    path.write_text(fleet_text(1000), encoding="utf-8")
+    with pytest.raises(SpectopError, match="1000 servers: a dashboard watches at most 64") as too_many:
+        read_fleet(path)
+    assert "spectop export" in too_many.value.fix
+    args = cli.parse([arg for i in range(65) for arg in ("--server", f"http://127.0.0.1:{9000 + i}")])
+    with pytest.raises(SpectopError, match="65 servers"):
+        dashboard.servers_from(args)

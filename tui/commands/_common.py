@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -271,5 +272,12 @@ def print_json(body: dict[str, Any]) -> None:
     print(json_forms.dumps(body, indent=2, sort_keys=False))
 
 
+FILE_WIDTH = 1000  # columns of a table written to a file or a pipe: whole, never cut with "…"
+
+
 def console() -> Console:
-    return Console(highlight=False)
+    """Rich's console for a command's output: the terminal's width on a terminal; redirected to a
+    file or a CI log, wide enough that no table is cut (Rich would take 80 columns, or COLUMNS)."""
+    if sys.stdout.isatty():
+        return Console(highlight=False)
+    return Console(highlight=False, width=FILE_WIDTH)

@@ -26,7 +26,7 @@ from collectors.requests.proxy_server import check_port
 from collectors.servers import check_url
 from collectors.servers.auto import AutoCollector
 from tui.commands import _common as opts
-from tui.config import ServerSpec, Settings, read_fleet, short_name, unique
+from tui.config import ServerSpec, Settings, at_most, read_fleet, short_name, unique
 
 NAME = "dashboard"
 HELP = "watch a server and a meter live, run sweeps (the default command)"
@@ -81,7 +81,7 @@ def servers_from(args: argparse.Namespace) -> list[ServerSpec]:
     urls = [check_url(url) for url in args.server]
     meters = opts.meters_for(urls, args.meter)
     each = meters * len(urls) if len(meters) == 1 else meters
-    return unique([ServerSpec(short_name(url), url, meter) for url, meter in zip(urls, each)])
+    return at_most(unique([ServerSpec(short_name(url), url, meter) for url, meter in zip(urls, each)]))
 
 
 def take_stdin_pipe() -> int:

@@ -14,11 +14,11 @@ import sys
 from contextlib import ExitStack
 from pathlib import Path
 
-from prometheus_client import start_http_server
 from prometheus_client.registry import CollectorRegistry
 
 from collectors.errors import SpectopError
 from collectors.export.exporter import SpectopExporter
+from collectors.export.listener import start_listener
 from collectors.meters import sampling
 from collectors.servers import check_url
 from collectors.servers.auto import AutoCollector
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         if summary is not None:
             registry.register(SweepSeries(summary))
         try:
-            start_http_server(port, addr=host, registry=registry)
+            start_listener(host, port, registry)
         except OSError as exc:
             raise SpectopError(
                 f"cannot listen on {host}:{port} ({exc.strerror})", "pick another --listen"

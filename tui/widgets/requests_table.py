@@ -72,7 +72,7 @@ class RequestsTable(DataTable):
         self._sort: tuple[str, bool] | None = None
         self._shown: dict[str, tuple[object, ...]] = {}  # row key -> signatures of its cells
         self._slot_keys: set[str] = set()
-        self._slot_ids: set[int] = set()  # every slot seen busy: each keeps its row
+        self._slot_ids: dict[int, None] = {}  # slots seen busy, least recently busy first: each keeps its row
         self._record_keys: set[str] = set()
         self._record_cells: dict[str, tuple[RequestRecord, Attribution | None, list[object]]] = {}
 
@@ -110,12 +110,20 @@ class RequestsTable(DataTable):
     ) -> None:
         """The server's slots, live: a busy one's tokens decoded so far and tokens/s, the others idle.
 
-        A slot keeps its row once seen, idle or busy: adding or removing a row makes DataTable render
+        A slot keeps its row once seen, idle or busy (up to the server's slot count, the least recently
+        busy going first past it): adding or removing a row makes DataTable render
         every visible cell again, while a rewritten cell re-renders only its row, so a request that
         ends on one slot as another starts on the next costs a few cells, not the whole table.
         """
         busy_now = dict(slot_states)
-        self._slot_ids.update(busy_now)
+        for slot_id in busy_now:  # moved to the end: the most recently busy
+            self._slot_ids.pop(slot_id, None)
+            self._slot_ids[slot_id] = None
+        # as many rows as the server has slots: a server whose slot ids change every poll (a
+        # restart loop, a broken build) would otherwise add a row for good each time
+        limit = max(snapshot.slots_total or 0 if snapshot else 0, len(busy_now), 1)
+        while len(self._slot_ids) > limit:
+            del self._slot_ids[next(iter(self._slot_ids))]
         busy = num(snapshot.slots_busy, "d") if snapshot else "—"
         wanted: dict[str, list[object]] = {}
         for slot_id in sorted(self._slot_ids):

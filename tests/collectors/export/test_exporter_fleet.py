@@ -299,3 +299,16 @@ def test_report_writes_a_saved_sweep_as_a_textfile(tmp_path):
     assert ratios["4"] == pytest.approx((37.1 / 163.4) / (39.0 / 192.3), rel=1e-3)
     bad = spectop("report", str(run_dir), "--textfile", str(tmp_path / "sweep.txt"))
     assert bad.returncode == 2 and ".prom" in bad.stderr
+
+
+def test_a_waiting_reason_with_terminal_escapes_is_served_printable():
+    reason = "capacity\x1b]0;PWNED-TITLE\x07"
+    polls = snapshots("http://d", 50, waiting_by_reason=((reason, 2),))
+    exporter = SpectopExporter(None, None)
+    feed(exporter, 0, polls)
+    registry = CollectorRegistry()
+    registry.register(exporter)
+    text = generate_latest(registry).decode()
+    assert "\x1b" not in text and "\x07" not in text
+    [(labels, value)] = page(exporter)["spectop_requests_waiting"]
+    assert labels["reason"] == "capacity\\x1b]0;PWNED-TITLE\\x07" and value == 2.0

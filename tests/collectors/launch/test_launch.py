@@ -7,9 +7,7 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -174,33 +172,33 @@ def test_timeout_stops_the_process(tmp_path) -> None:
     assert server.returncode is not None
 
 
-class _Health(BaseHTTPRequestHandler):
-    """Answers 503 twice (loading), then 200."""
-
-    calls = 0
-
-    def do_GET(self) -> None:
-        type(self).calls += 1
-        self.send_response(200 if type(self).calls > 2 else 503)
+# a server that loads for 0.6 s (503, as llama-server answers while loading), then is ready
+LOADING = """
+import sys, time
+from http.server import BaseHTTPRequestHandler, HTTPServer
+ready_at = time.monotonic() + 0.6
+class Health(BaseHTTPRequestHandler):
+    def do_GET(self):
+        status = 200 if time.monotonic() >= ready_at else 503
+        print("health", status, flush=True)
+        self.send_response(status)
         self.end_headers()
-
-    def log_message(self, *args: object) -> None:
+    def log_message(self, *args):
         pass
+HTTPServer(("127.0.0.1", int(sys.argv[1])), Health).serve_forever()
+"""
 
 
 def test_waits_through_503_and_stops_on_exit(tmp_path) -> None:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Health)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{httpd.server_address[1]}"
-        sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
-        with ServerProcess(sleeper, url=url, log_path=tmp_path / "s.log") as server:
-            assert server.running and _Health.calls >= 3
-            pid = server.pid
-        assert not server.running
-        assert subprocess.run(["ps", "-p", str(pid)], capture_output=True).returncode != 0
-    finally:
-        httpd.shutdown()
+    port = free_port()
+    loading = [sys.executable, "-c", LOADING, str(port)]
+    with ServerProcess(loading, url=f"http://127.0.0.1:{port}", log_path=tmp_path / "s.log") as server:
+        assert server.running
+        answers = (tmp_path / "s.log").read_text().split()
+        pid = server.pid
+    assert "503" in answers and answers[-1] == "200"  # asked through the loading, ready once it was
+    assert not server.running
+    assert subprocess.run(["ps", "-p", str(pid)], capture_output=True).returncode != 0
 
 
 def test_llama_server_help_matches_the_flag_tables() -> None:

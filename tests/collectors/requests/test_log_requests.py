@@ -88,3 +88,33 @@ def test_energy_is_split_by_paced_tokens_like_own_requests() -> None:
     result = attribute_records([one], [t0, t1], [0.0, 100.0 * (t1 - t0)])[one.request_id]
     assert result.energy_j == pytest.approx(100.0 * one.duration_s)
     assert result.mj_per_token == pytest.approx(1000 * 100.0 * one.duration_s / 24)
+
+
+def block_of(task: int, lines: list[str]) -> list[str]:
+    """draft.log's block of task 1, retold as task `task`."""
+    return [line.replace("| task 1 |", f"| task {task} |") for line in lines if "| task 1 |" in line]
+
+
+def test_a_malformed_number_skips_its_line_and_the_log_is_read_on() -> None:
+    lines = draft_lines()
+    broken = [
+        line.replace("16.06 ms", "1.2.3 ms").replace("| task 1 |", "| task 7 |")
+        for line in lines
+        if "| task 1 |" in line and "prompt eval" in line
+    ]
+    huge_slot = lines[11].replace("id  3 |", f"id  {'9' * 5000} |")  # past Python's int() digit limit
+    reader = LogReader(ManualClock(1000.0))
+    timed = reader.feed([*broken, huge_slot, *block_of(8, lines)])
+    assert reader.skipped_lines == 2
+    assert [t.logged.task_id for t in timed] == [8]  # the next block is read whole
+    assert timed[0].logged.generated_tokens == 24
+
+
+def test_one_id_repeated_many_times_keeps_a_row_each_in_linear_time() -> None:
+    lines = draft_lines()
+    reader = LogReader(ManualClock(1000.0))
+    timed = reader.feed(block_of(5, lines) * 20_000)  # the server restarted 20,000 times, as it were
+    records = LogRecords("http://x").new_records(timed, [], lambda t0, t1: [])
+    ids = [r.request_id for r in records]
+    assert len(ids) == len(set(ids)) == 20_000
+    assert ids[:3] == ["s3 t5", "s3 t5 #2", "s3 t5 #3"] and ids[-1] == "s3 t5 #20000"

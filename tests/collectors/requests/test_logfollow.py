@@ -92,3 +92,58 @@ def test_a_pipe_is_read_with_a_timeout_and_its_last_line_kept() -> None:
 def test_a_directory_is_refused_with_the_fix(tmp_path: Path) -> None:
     with pytest.raises(SpectopError, match="is a directory"):
         LogFollower(str(tmp_path))
+
+
+def test_a_line_with_no_end_is_dropped_whole_and_counted_and_memory_stays_bounded(tmp_path: Path) -> None:
+    from collectors.requests.logfollow import MAX_LINE_BYTES, READ_PER_POLL
+
+    log = tmp_path / "server.log"
+    log.write_text("")
+    follower = LogFollower(str(log))
+    with open(log, "ab") as fh:
+        fh.write(b"x" * (3 * READ_PER_POLL))  # 12 MB and no newline yet
+    seen = []
+    for _ in range(4):
+        seen += follower.poll()
+        assert len(follower._partial) <= MAX_LINE_BYTES  # never holds more than one line's bound
+    append(log, "tail of the long line\nslot a: after it\n" + "y" * (MAX_LINE_BYTES + 1) + "\nlast\n")
+    seen += follower.poll()
+    assert seen == ["slot a: after it", "last"]
+    assert follower.long_lines == 2
+
+
+def test_a_named_pipe_nobody_writes_neither_blocks_nor_hangs_close(tmp_path: Path) -> None:
+    fifo = tmp_path / "server.fifo"
+    os.mkfifo(fifo)
+    follower = LogFollower(str(fifo))  # a plain open() would wait here for a writer, for good
+    assert follower.poll(timeout_s=0.05) == []
+    writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    os.write(writer, b"first\nsecond\n")
+    os.close(writer)
+    lines: list[str] = []
+    for _ in range(20):
+        lines += follower.poll(timeout_s=0.05)
+    assert lines == ["first", "second"] and not follower.ended  # a later writer is still read
+    writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    os.write(writer, b"third\n")
+    os.close(writer)
+    for _ in range(20):
+        lines += follower.poll(timeout_s=0.05)
+    assert lines == ["first", "second", "third"]
+    follower.close()
+
+
+def test_a_device_is_refused_at_start_and_when_a_rotation_swaps_one_in(tmp_path: Path) -> None:
+    with pytest.raises(SpectopError, match="is not a file"):
+        LogFollower("/dev/zero")
+    link = tmp_path / "server.log"
+    real = tmp_path / "real.log"
+    real.write_text("")
+    link.symlink_to(real)
+    follower = LogFollower(str(link))
+    append(real, "one\n")
+    assert follower.poll() == ["one"]
+    link.unlink()
+    link.symlink_to("/dev/zero")
+    with pytest.raises(SpectopError, match="is not a file"):
+        follower.poll()

@@ -71,3 +71,38 @@ def test_a_server_url_with_a_base_path_keeps_it_and_its_query():
         with ProxyServer(server_url + "/base", LOCAL, lambda record: None) as proxy:
             status, _ = send_raw(proxy.url, "GET /slots?fail_on_no_slot=1 HTTP/1.1")
     assert status == 404 and [path for path, _ in watched] == ["/base/slots"]
+
+
+def test_the_server_gets_the_clients_headers_and_no_others():
+    watched: list = []
+    with serving(captured_llama, watched) as server_url:
+        with ProxyServer(server_url, LOCAL, lambda record: None) as proxy:
+            # a client that sends no Accept, Accept-Encoding or User-Agent of its own
+            status, body = send_raw(proxy.url, "GET /props HTTP/1.1\r\nX-Trace: 7")
+    [(_, headers)] = watched
+    assert status == 200 and body.startswith(b"{")  # not compressed: nobody asked for gzip
+    assert {name.lower() for name in headers} == {"host", "x-trace"}
+    assert {name.lower(): value for name, value in headers.items()}["x-trace"] == "7"
+
+
+def test_silent_connections_are_bounded_and_timed_out_and_requests_still_pass(monkeypatch):
+    from collectors.requests import proxy_guard
+
+    monkeypatch.setattr(proxy_guard, "MAX_CONNECTIONS", 16)
+    monkeypatch.setattr(proxy_guard, "HEAD_TIMEOUT_S", 1.0)
+    watched: list = []
+    with serving(captured_llama, watched) as server_url:
+        with ProxyServer(server_url, LOCAL, lambda record: None) as proxy:
+            host, port = proxy.url.removeprefix("http://").rsplit(":", 1)
+            silent = [socket.create_connection((host, int(port)), timeout=10) for _ in range(40)]
+            silent[-1].sendall(b"GET /health HTTP/1.1\r\nHost: x")  # a head that never ends
+            status, _ = send_raw(proxy.url, "GET /health HTTP/1.1")  # a client among them gets in
+            closed = 0
+            for sock in silent:  # every silent one is closed: made way for another, or timed out
+                try:
+                    closed += sock.recv(1) == b""
+                except ConnectionResetError:
+                    closed += 1
+                sock.close()
+    assert status == 200 and [path for path, _ in watched] == ["/health"]
+    assert closed == 40

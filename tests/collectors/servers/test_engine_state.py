@@ -65,3 +65,19 @@ def test_snapshots_carry_the_engine_state(backend: str) -> None:
         assert snap.waiting_by_reason == (("capacity", 0), ("deferred", 0))
     else:
         assert snap.spec_num_steps == sim.profile.draft.n_max
+
+
+def test_a_page_with_forty_thousand_waiting_reasons_is_read_in_one_pass_and_kept_short() -> None:
+    lines = ["# TYPE vllm:num_requests_waiting_by_reason gauge"]
+    for engine in ("0", "1"):
+        lines += [
+            f'vllm:num_requests_waiting_by_reason{{engine="{engine}",reason="r{i:05d}"}} {1 + i % 3}'
+            for i in range(20_000)
+        ]
+    lines.append('vllm:num_requests_waiting_by_reason{engine="0",reason="capacity"} 50')
+    waiting = dict(engine_state.vllm(parse("\n".join(lines) + "\n"))["waiting_by_reason"])
+    assert len(waiting) == engine_state.MAX_REASONS + 1 and waiting["capacity"] == 50
+    # every waiting request is counted once: by its reason, or as "other"
+    total = 50 + 2 * sum(1 + i % 3 for i in range(20_000))
+    assert sum(waiting.values()) == total
+    assert all(n == 6 for reason, n in waiting.items() if reason not in ("capacity", "other"))
