@@ -46,4 +46,7 @@ def test_a_misspelt_option_gets_the_commands_usage_and_the_likely_option(capsys)
     err = capsys.readouterr().err
     assert code == 2
     assert err.startswith("usage: spectop snapshot ")
-    assert "spectop snapshot: error: unrecognized arguments: --sever http://127.0.0.1:9; did you mean --server?" in err
+    assert (
+        "spectop snapshot: error: unrecognized arguments: --sever http://127.0.0.1:9; did you mean --server?"
+        in err
+    )

@@ -161,6 +161,7 @@ def test_prompts_from_windows_editors_split_on_blank_lines(tmp_path):
     assert load_prompts(str(path)).prompts == ("First prompt", "Second prompt")
 
 
+@pytest.mark.slow
 def test_report_written_to_a_file_is_whole_at_any_terminal_width(tmp_path):
     rows = note25_rows()
     for r in rows:  # flags as long as a loaded run's: they must be read whole in a CI log

@@ -63,6 +63,7 @@ def fleet_text(count: int) -> str:
     return "".join(f'[[server]]\nurl = "http://127.0.0.1:{9000 + i}"\n' for i in range(count))
 
 
+@pytest.mark.slow
 def test_a_config_file_that_never_ends_or_is_a_pipe_is_one_line(tmp_path):
     import os
 

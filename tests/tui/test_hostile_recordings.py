@@ -51,6 +51,7 @@ def wrong_types(number: int, entry: dict) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_report_on_a_hostile_recording_is_whole_and_names_what_it_skipped(tmp_path):
     path, edited = hostile(tmp_path, wrong_types)
     assert len(edited) >= 3
@@ -96,6 +97,7 @@ def memory_cap(limit_bytes: int):
 @pytest.mark.parametrize(
     ("command", "says"), [("replay", "is not a spectop recording"), ("report", "no sweep results at")]
 )
+@pytest.mark.slow
 def test_a_file_that_never_ends_is_one_line(command, says):
     run = spectop(command, "/dev/zero", preexec=memory_cap(1 << 30))
     assert run.returncode == 2

@@ -85,6 +85,7 @@ def test_the_proxy_error_reply_names_the_server_without_its_password():
 
 
 @pytest.mark.slow
+@pytest.mark.slow
 def test_the_exporter_page_has_no_password():
     seen: list = []
     port = free_port()

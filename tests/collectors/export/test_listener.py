@@ -8,10 +8,13 @@ import socket
 import threading
 
 import httpx
+import pytest
 from prometheus_client import CollectorRegistry, Gauge
 
 from collectors.export.listener import MAX_CONNECTIONS, start_listener
 from collectors.launch.process import free_port
+
+pytestmark = pytest.mark.slow  # a subprocess or a stress of hundreds of connections
 
 
 def test_scrapes_are_served_beside_hundreds_of_silent_connections():

@@ -27,6 +27,7 @@ sys.exit(4)
 """
 
 
+@pytest.mark.slow
 def test_a_dying_server_log_in_the_run_folder_is_scrubbed(tmp_path):
     log = tmp_path / "draft-server-1.log"
     env = {**os.environ, "HF_TOKEN": HF}

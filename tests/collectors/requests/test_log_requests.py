@@ -110,6 +110,7 @@ def test_a_malformed_number_skips_its_line_and_the_log_is_read_on() -> None:
     assert timed[0].logged.generated_tokens == 24
 
 
+@pytest.mark.slow
 def test_one_id_repeated_many_times_keeps_a_row_each_in_linear_time() -> None:
     lines = draft_lines()
     reader = LogReader(ManualClock(1000.0))

@@ -21,6 +21,8 @@ BODY_MB = 96
 PROXY = """
 import sys, time
 from collectors.requests.proxy_server import ListenAddress, ProxyServer
+
+pytestmark = pytest.mark.slow  # a subprocess or a stress of hundreds of connections
 ProxyServer(sys.argv[1], ListenAddress("127.0.0.1", int(sys.argv[2])), lambda record: None).start()
 print("ready", flush=True)
 time.sleep(600)

@@ -67,6 +67,7 @@ def test_snapshots_carry_the_engine_state(backend: str) -> None:
         assert snap.spec_num_steps == sim.profile.draft.n_max
 
 
+@pytest.mark.slow
 def test_a_page_with_forty_thousand_waiting_reasons_is_read_in_one_pass_and_kept_short() -> None:
     lines = ["# TYPE vllm:num_requests_waiting_by_reason gauge"]
     for engine in ("0", "1"):
