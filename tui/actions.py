@@ -14,10 +14,11 @@ from textual.app import SystemCommand
 from textual.screen import Screen
 from textual.widgets import Button
 
+from collectors.sweep.request import SavedRun, SweepRequest
 from tui.fleet_app import FleetApp
+from tui.sweep_text import is_arms
 from tui.widgets.help_screen import HelpScreen
-from tui.widgets.sweep_dialog import SavedRun, SweepDialog, SweepRequest, arm_field
-from tui.widgets.sweep_panel import is_arms
+from tui.widgets.sweep_dialog import SweepDialog, arm_field
 
 
 class ActionsApp(FleetApp):

@@ -33,7 +33,7 @@ from tui.actions import ActionsApp
 from tui.config import Settings
 from tui.fleet import WatchedServer
 from tui.screens.dashboard import DashboardScreen
-from tui.widgets.sweep_panel import sweep_headline
+from tui.sweep_text import sweep_headline
 
 LIVE_REPAINT_S = 1.0  # the least time between two repaints of power and energy by meter reads
 

@@ -27,12 +27,12 @@ from collectors.request_record import RequestRecord
 from collectors.servers import default_route
 from collectors.servers.answers import error_snapshot
 from collectors.sweep.arms_runner import run_arms_sweep
+from collectors.sweep.request import SweepRequest
 from collectors.sweep.runner import run_sweep
 from tui import messages
 from tui.config import Settings
 from tui.fleet import WatchedServer
 from tui.state import LiveState
-from tui.widgets.sweep_dialog import SweepRequest
 
 
 class WorkingApp(App[None]):
