@@ -164,12 +164,8 @@ class SpectopApp(App[None]):
         )
 
     def on_log_requests_read(self, message: messages.LogRequestsRead) -> None:
-        ledger = self.state.ledger
-        self.add_records(
-            self.log_records.new_records(
-                message.requests, self.state.records.values(), ledger.busy_slots_during
-            )
-        )
+        own, busy = self.state.records.values(), self.state.ledger.busy_slots_during
+        self.add_records(self.log_records.new_records(message.requests, own, busy))
 
     def on_proxy_request_recorded(self, message: messages.ProxyRequestRecorded) -> None:
         # a log row of the same request is left out when it comes (LogRecords.new_records): the
