@@ -20,10 +20,10 @@ from textual.widgets import Button
 from textual.worker import Worker, WorkerState
 
 from collectors.fmt import num, pct, printable
-from collectors.log_requests import LogRecords
+from collectors.requests.log_requests import LogRecords
 from collectors.meters import Sampler
-from collectors.proxy_record import with_busy
-from collectors.recording import Recorder
+from collectors.requests.proxy_record import with_busy
+from collectors.recording.writer import Recorder
 from collectors.sweep.events import IdleMeasured, PointDone, SweepEnded
 from collectors.sweep.request import SavedRun, SweepRequest
 from tui import messages, workers

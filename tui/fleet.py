@@ -2,11 +2,11 @@
 
 No Textual here. Every figure of a row comes from what the single-server panels read (the
 server's LiveState: its latest poll, its rolling drafting window, its LiveLedger's energy and the
-verdict of collectors/verdict.py), so the row and that server's panels agree.
+verdict of collectors/live/verdict.py), so the row and that server's panels agree.
 
 Pitfall handled: one meter under several servers (one GPU's DCGM page, two servers on it) counts
 the same joules in each server's ledger. Their energy is then split by tokens, with the
-exporter's own arithmetic (`FeedView.energy_share`, collectors/exporter_series.py), and the row
+exporter's own arithmetic (`FeedView.energy_share`, collectors/export/series.py), and the row
 says the meter is shared and the server's share; the verdict is read on the split figure.
 """
 
@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from collectors.exporter_series import FeedView
+from collectors.export.series import FeedView
 from collectors.meters import MeterInfo, Sampler
-from collectors.verdict import LiveEnergy, verdict
+from collectors.live.verdict import LiveEnergy, verdict
 from tui.state import LiveState
 
 

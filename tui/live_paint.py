@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from collectors.verdict import void_warning
+from collectors.live.verdict import void_warning
 from tui.config import Settings
 from tui.fleet import Fleet
 from tui.screens.dashboard import DashboardScreen

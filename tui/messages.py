@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from collectors.log_requests import TimedRequest
+from collectors.requests.log_requests import TimedRequest
 from collectors.meters import MeterReading
-from collectors.request_record import RequestRecord
+from collectors.requests.record import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep.events import SweepEvent
 
@@ -48,7 +48,7 @@ class SweepProgressed(Message):
 
 
 class LogRequestsRead(Message):
-    """Requests the server's log reported finished (collectors/log_requests.py)."""
+    """Requests the server's log reported finished (collectors/requests/log_requests.py)."""
 
     def __init__(self, requests: list[TimedRequest]) -> None:
         super().__init__()
@@ -56,7 +56,7 @@ class LogRequestsRead(Message):
 
 
 class ProxyRequestRecorded(Message):
-    """A request through the capture proxy finished (collectors/proxy.py); posted from its thread."""
+    """A request through the capture proxy finished (collectors/requests/proxy.py); posted from its thread."""
 
     def __init__(self, record: RequestRecord) -> None:
         super().__init__()

@@ -1,4 +1,4 @@
-"""ReplayApp: a recording (collectors/recording.py) played back in the dashboard as it happened.
+"""ReplayApp: a recording (collectors/recording/writer.py) played back in the dashboard as it happened.
 
 The recorded polls, meter readings, request records and sweep events go through SpectopApp's own
 handlers, in order, when the replay clock passes their time stamps: the same state and the same
@@ -20,8 +20,8 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import Footer, Static
 
-from collectors.log_requests import LogRecords
-from collectors.recording_read import Entry, MeterEntry, Recording, RequestsEntry
+from collectors.requests.log_requests import LogRecords
+from collectors.recording.reader import Entry, MeterEntry, Recording, RequestsEntry
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep import events
 from tui import messages

@@ -11,12 +11,12 @@ from collections import OrderedDict, deque
 from collections.abc import Mapping
 from typing import Any
 
-from collectors.attribution import Attribution, AttributionBook
-from collectors.live import HISTORY, LiveLedger
+from collectors.energy.attribution import Attribution, AttributionBook
+from collectors.live.accounting import HISTORY, LiveLedger
 from collectors.meters import MeterInfo, MeterReading
-from collectors.request_record import RequestRecord
+from collectors.requests.record import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
-from collectors.verdict import LiveEnergy, live_energy
+from collectors.live.verdict import LiveEnergy, live_energy
 
 MAX_REQUEST_ROWS = 200
 

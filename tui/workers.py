@@ -16,15 +16,15 @@ from collections.abc import Callable
 from textual.message import Message
 from textual.worker import get_current_worker
 
-from collectors.client import RequestSpec, stream_request
+from collectors.requests.client import RequestSpec, stream_request
 from collectors.errors import SpectopError
 from collectors.fmt import printable
 from collectors.http import STREAM_TIMEOUT, make_client
-from collectors.log_requests import OWN_MATCH_S, LogReader
-from collectors.logfollow import LogFollower
+from collectors.requests.log_requests import OWN_MATCH_S, LogReader
+from collectors.requests.logfollow import LogFollower
 from collectors.meters import Sampler
-from collectors.proxy_server import bind, serve
-from collectors.request_record import RequestRecord
+from collectors.requests.proxy_server import bind, serve
+from collectors.requests.record import RequestRecord
 from collectors.servers import default_route
 from collectors.servers.answers import error_snapshot
 from collectors.servers.snapshot import ServerSnapshot
@@ -46,7 +46,7 @@ def cancelled() -> Stopped:
 async def poll_servers(fleet: Fleet, interval_s: float, post: Post, stopped: Stopped) -> None:
     """Poll every server each `interval_s` (none while paused) and post each one's snapshot."""
     # the flag, not only the cancellation: a cancellation that lands as a bounded page read
-    # completes can be swallowed by Python 3.11's wait_for (collectors/exporter.py)
+    # completes can be swallowed by Python 3.11's wait_for (collectors/export/exporter.py)
     while not stopped():
         started = time.monotonic()
         if not fleet.state.paused:

@@ -13,7 +13,7 @@ import statistics
 import sys
 import time
 
-from collectors.attribution import AttributionBook
+from collectors.energy.attribution import AttributionBook
 from collectors.meters import MeterReading
 from tests.support.records import record
 

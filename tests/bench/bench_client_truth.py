@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 import httpx
 import numpy as np
 
-from collectors.client import RequestSpec
-from collectors.launch import free_port
+from collectors.requests.client import RequestSpec
+from collectors.launch.process import free_port
 from collectors.sweep.measure import measure
 from collectors.sweep.runner import _client as sweep_client
 

@@ -35,7 +35,7 @@ import tracemalloc
 
 import psutil
 
-from collectors.launch import free_port
+from collectors.launch.process import free_port
 from tests.bench.bench_dashboard_refresh import T0_S, Timeline, measure
 from tests.support import synthetic
 from tests.support.dashboard import FakeCollector, FakeSampler

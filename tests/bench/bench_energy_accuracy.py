@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from collectors.client import RequestSpec, stream_request
+from collectors.requests.client import RequestSpec, stream_request
 from collectors.http import STREAM_TIMEOUT, make_client
 from collectors.meters.sampler import SHORT_WINDOW_PERIODS, Sampler
 from collectors.meters.specs import open_meter

@@ -16,10 +16,10 @@ import time
 
 import httpx
 
-from collectors.client import RequestSpec, stream_request
-from collectors.launch import ServerProcess, find_llama_server, free_port, llama_server_argv
+from collectors.requests.client import RequestSpec, stream_request
+from collectors.launch.process import ServerProcess, find_llama_server, free_port, llama_server_argv
 from collectors.servers.llamacpp import LlamaCppCollector
-from collectors.tinymodels import write_model_pair
+from collectors.launch.tinymodels import write_model_pair
 
 
 async def batch(url: str, poll_period_s: float | None) -> float:

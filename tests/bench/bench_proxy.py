@@ -21,7 +21,7 @@ import time
 import httpx
 import numpy as np
 
-from collectors.proxy_server import ListenAddress, ProxyServer
+from collectors.requests.proxy_server import ListenAddress, ProxyServer
 
 EVENT_GAP_S = 0.002  # a fast decode: 500 events/s
 

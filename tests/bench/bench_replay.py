@@ -2,7 +2,7 @@
 
 Run by hand (not collected by pytest): `python tests/bench/bench_replay.py [--hours 12] [--replay-s 20]`.
 
-1. Writing. A session of `--hours` is recorded as the dashboard records one (`collectors/recording.py`
+1. Writing. A session of `--hours` is recorded as the dashboard records one (`collectors/recording/writer.py`
    Recorder, on a simulated clock): per second one poll with 8 busy slots, two meter reads of 5
    readings (10 Hz), and a request record every 3 s. Printed: bytes per hour, the parts kept
    (64 MiB each, the older part replaced), how many hours the kept parts hold, and the Recorder's
@@ -23,8 +23,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from collectors.recording import Recorder, rotated_path
-from collectors.recording_read import read_recording
+from collectors.recording.writer import Recorder, rotated_path
+from collectors.recording.reader import read_recording
 from tests.bench.bench_dashboard_refresh import T0_S, Timeline
 from tests.support import synthetic
 from tui.replay import ReplayApp

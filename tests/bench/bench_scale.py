@@ -22,7 +22,7 @@ import time
 
 from prometheus_client import CollectorRegistry, generate_latest
 
-from collectors.exporter import SpectopExporter
+from collectors.export.exporter import SpectopExporter
 from tests.bench.bench_dashboard_refresh import T0_S, Timeline
 from tests.support import synthetic
 from tests.support.dashboard import FakeCollector, FakeSampler

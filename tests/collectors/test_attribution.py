@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collectors import ledger
-from collectors.attribution import AttributionBook, attribute_records, shared_with_unseen
+from collectors.energy import ledger
+from collectors.energy.attribution import AttributionBook, attribute_records, shared_with_unseen
 from collectors.meters import MeterReading
-from collectors.request_record import RequestRecord
+from collectors.requests.record import RequestRecord
 from tests.support.records import record
 
 

@@ -10,7 +10,7 @@ import json
 import httpx
 import pytest
 
-from collectors.client import DEFAULT_PROMPT, RequestSpec, request_body, stream_request
+from collectors.requests.client import DEFAULT_PROMPT, RequestSpec, request_body, stream_request
 from collectors.errors import ServerUnreachable, SpectopError
 from tests.support.captures import read_json, sse_lines
 from tests.support.streaming import capture, serving

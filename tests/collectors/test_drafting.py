@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from collectors.drafting import rolling_drafting
+from collectors.servers.rolling import rolling_drafting
 from collectors.servers.snapshot import ServerSnapshot
 from tests.support.snapshots import window_snapshot
 

@@ -6,7 +6,9 @@ import json
 
 import pytest
 
-from collectors import promtext, streams
+from collectors import promtext
+
+from collectors.requests import streams
 from collectors.servers import llamacpp
 from tests.support.captures import FIXTURES, read_json, read_text
 

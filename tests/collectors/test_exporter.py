@@ -14,8 +14,8 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from collectors.exporter import SpectopExporter
-from collectors.launch import free_port
+from collectors.export.exporter import SpectopExporter
+from collectors.launch.process import free_port
 from collectors.meters import MeterInfo, MeterReading
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.simulator import Simulator

@@ -8,8 +8,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from collectors.errors import SpectopError
-from collectors.exporter import SpectopExporter
-from collectors.exporter_series import SERIES
+from collectors.export.exporter import SpectopExporter
+from collectors.export.series import SERIES
 from collectors.meters import MeterInfo, MeterReading
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep.summary import summarize
@@ -207,7 +207,7 @@ def test_two_servers_one_meter_from_the_command_line(tmp_path):
 
     import httpx
 
-    from collectors.launch import free_port
+    from collectors.launch.process import free_port
     from collectors.simulator import Simulator
     from collectors.simulator.traffic import Phase, TrafficGenerator
     from collectors.sweep.store import RunStore

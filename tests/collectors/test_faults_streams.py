@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from collectors.client import STREAM_LIMITS, RequestSpec, StreamLimits, stream_request
+from collectors.requests.client import STREAM_LIMITS, RequestSpec, StreamLimits, stream_request
 from collectors.errors import ServerUnreachable, SpectopError
 from collectors.http import STREAM_TIMEOUT, make_client
 from collectors.sweep import checks, measure

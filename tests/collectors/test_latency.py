@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from collectors.latency import (
+from collectors.requests.latency import (
     ChunkEvent,
     LatencyProfile,
     Tail,
@@ -148,7 +148,7 @@ def test_a_chunk_that_claims_billions_of_tokens_costs_no_memory():
     # float each (24 GB for 3e9, found when the stream parser's property test drew such a number).
     # In a child capped at 1 GiB of address space, so a regression fails here instead of the machine
     code = (
-        "from collectors.latency import ChunkEvent, profile\n"
+        "from collectors.requests.latency import ChunkEvent, profile\n"
         "p = profile([ChunkEvent(0.1, 1), ChunkEvent(0.2, 3_000_000_000)], 0.0)\n"
         "assert p.tokens == 3_000_000_001 and p.token_gaps.count == 3_000_000_000\n"
         "assert abs(p.token_gaps.max_ms - 100.0 / 3e9) < 1e-15\n"

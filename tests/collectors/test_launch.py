@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from collectors.errors import SpectopError
-from collectors.launch import (
+from collectors.launch.process import (
     ServerProcess,
     derive_plain_argv,
     derive_plain_env,
@@ -230,7 +230,7 @@ def test_a_server_dies_with_a_killed_parent(tmp_path):
         pytest.skip("the parent-death signal is Linux's")
     code = (
         "import sys, time\n"
-        "from collectors.launch import ServerProcess, free_port\n"
+        "from collectors.launch.process import ServerProcess, free_port\n"
         "port = free_port()\n"
         "s = ServerProcess([sys.executable, '-m', 'http.server', str(port), '--bind', '127.0.0.1'],\n"
         "                  url=f'http://127.0.0.1:{port}', health_path='/').start()\n"

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from collectors import ledger
+from collectors.energy import ledger
 
 
 def test_geometric_advance_matches_the_review():

@@ -8,7 +8,7 @@ import statistics
 
 import pytest
 
-from collectors.live import LiveLedger
+from collectors.live.accounting import LiveLedger
 from collectors.meters import MeterReading
 from collectors.servers.snapshot import ServerSnapshot
 from tests.support.snapshots import window_snapshot

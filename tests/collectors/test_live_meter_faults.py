@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from collectors.live import LiveLedger
+from collectors.live.accounting import LiveLedger
 from collectors.meters import MeterInfo, MeterReading
-from collectors.verdict import live_energy
+from collectors.live.verdict import live_energy
 from tests.support.snapshots import window_snapshot
 
 GPU = MeterInfo("dcgm", ("NVIDIA H200 #0",), "GPU board (remote)", "counter", 0.1)

@@ -9,7 +9,9 @@ import json
 import httpx
 import pytest
 
-from collectors import ledger, promtext
+from collectors.energy import ledger
+
+from collectors import promtext
 from collectors.servers import llamacpp
 from collectors.servers.base import WindowDelta, window_delta
 from collectors.servers.llamacpp_slots import finished_requests, slot_states

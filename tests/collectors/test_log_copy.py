@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from collectors.errors import SpectopError
-from collectors.launch import ServerProcess
-from collectors.log_copy import copy_lines
+from collectors.launch.process import ServerProcess
+from collectors.launch.log_copy import copy_lines
 
 KEY = "sk-in-the-command-77"
 HF = "hf_in-the-environment-99"

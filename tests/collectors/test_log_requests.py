@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from collectors.attribution import attribute_records
-from collectors.log_requests import LogReader, LogRecords, to_record
+from collectors.energy.attribution import attribute_records
+from collectors.requests.log_requests import LogReader, LogRecords, to_record
 from tests.support.manual_clock import ManualClock
 from tests.support.records import record as make_record
 

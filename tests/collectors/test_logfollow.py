@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from collectors.errors import SpectopError
-from collectors.logfollow import LogFollower
+from collectors.requests.logfollow import LogFollower
 
 
 def append(path: Path, text: str) -> None:

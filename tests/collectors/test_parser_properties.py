@@ -18,8 +18,10 @@ import httpx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from collectors import promtext, streams
-from collectors.client import record_of
+from collectors import promtext
+
+from collectors.requests import streams
+from collectors.requests.client import record_of
 from collectors.errors import SpectopError
 from collectors.servers import detect, llamacpp, open_collector
 from collectors.servers.snapshot import ServerSnapshot

@@ -17,8 +17,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
-from collectors.proxy_server import ListenAddress, ProxyServer
-from collectors.request_record import RequestRecord
+from collectors.requests.proxy_server import ListenAddress, ProxyServer
+from collectors.requests.record import RequestRecord
 from collectors.simulator.simulator import Simulator
 from tests.support.loopback import running
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 
-from collectors import client
-from collectors.proxy_record import Capture, recorded_route, with_busy
+from collectors.requests import client
+from collectors.requests.proxy_record import Capture, recorded_route, with_busy
 from tests.support.captures import read_text, sse_lines
 from tests.support.streaming import capture as sse_body
 from tests.support.streaming import serving

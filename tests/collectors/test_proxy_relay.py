@@ -12,7 +12,7 @@ import socket
 
 import pytest
 
-from collectors.proxy_server import ListenAddress, ProxyServer
+from collectors.requests.proxy_server import ListenAddress, ProxyServer
 from tests.support.hostile_server import captured_llama, serving
 
 LOCAL = ListenAddress("127.0.0.1", 0)

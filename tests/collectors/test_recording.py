@@ -8,12 +8,12 @@ import json
 
 import pytest
 
-from collectors import json_forms
+from collectors.export import json_forms
 from collectors.errors import SpectopError
 from collectors.meters import MeterReading
-from collectors.recording import Recorder, rotated_path
-from collectors.recording_read import MeterEntry, RequestsEntry, is_recording, read_recording
-from collectors.recording_summary import summarize_recording
+from collectors.recording.writer import Recorder, rotated_path
+from collectors.recording.reader import MeterEntry, RequestsEntry, is_recording, read_recording
+from collectors.recording.report import summarize_recording
 from collectors.sweep.arms import ArmSpec
 from collectors.sweep.events import SweepStarted
 from collectors.sweep.plan import SweepPlan

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from collectors import json_forms
-from collectors.client import RequestSpec, stream_request
+from collectors.export import json_forms
+from collectors.requests.client import RequestSpec, stream_request
 from tests.support.fake_servers import chat_stream
 from tests.support.streaming import capture, serving
 

@@ -8,8 +8,8 @@ import dataclasses
 
 import pytest
 
-from collectors import latency
-from collectors.request_record import RequestRecord
+from collectors.requests import latency
+from collectors.requests.record import RequestRecord
 
 
 def made(bursts: tuple[int, ...], t_send_s: float = 10.0, t_done_s: float = 12.5, **counts) -> RequestRecord:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from collectors import json_forms
+from collectors.export import json_forms
 from collectors.servers import sglang
 from collectors.servers.base import window_delta
 from tests.support.fake_servers import MODEL, mock_client

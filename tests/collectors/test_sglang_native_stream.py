@@ -10,8 +10,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from collectors import streams
-from collectors.client import RequestSpec, request_body, stream_request
+from collectors.requests import streams
+from collectors.requests.client import RequestSpec, request_body, stream_request
 from collectors.errors import SpectopError
 from tests.support.sglang_native import generate_stream
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from collectors import latency, streams
+from collectors.requests import latency, streams
 from tests.support.captures import PREFIXES, read_json, sse_lines
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from collectors.client import RequestSpec
+from collectors.requests.client import RequestSpec
 from collectors.errors import SpectopError
 from collectors.servers import ServerSnapshot, default_route, detect, open_collector, registry
 from collectors.servers.answers import json_body

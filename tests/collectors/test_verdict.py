@@ -6,10 +6,10 @@ import math
 
 import pytest
 
-from collectors.live import LiveLedger
+from collectors.live.accounting import LiveLedger
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep import summary
-from collectors.verdict import (
+from collectors.live.verdict import (
     LiveEnergy,
     change,
     curve_at,

@@ -10,7 +10,7 @@ So a server configured with EAGLE-3 and stats off must not read as "drafts nothi
 
 from __future__ import annotations
 
-from collectors.meters.doctor import run_doctor
+from collectors.checkup import run_doctor
 from collectors.servers import vllm
 from tests.support.fake_servers import FakeVllm, VllmEngine, mock_client
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from collectors.launch import ServerProcess, find_llama_server, free_port, llama_server_argv
-from collectors.tinymodels import ModelPair, write_model_pair
+from collectors.launch.process import ServerProcess, find_llama_server, free_port, llama_server_argv
+from collectors.launch.tinymodels import ModelPair, write_model_pair
 
 # `-t 1`: the servers share a small machine with other test runs.
 DEFAULT_ARGS = ("--metrics", "-np", "4", "-c", "4096", "-t", "1")

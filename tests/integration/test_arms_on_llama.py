@@ -18,7 +18,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from collectors.launch import free_port
+from collectors.launch.process import free_port
 from collectors.meters import Sampler, open_meter
 from collectors.sweep.arms_plan import ArmsPlan, load_classes
 from collectors.sweep.arms_runner import run_arms_sweep

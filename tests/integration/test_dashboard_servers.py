@@ -23,7 +23,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from collectors.launch import free_port
+from collectors.launch.process import free_port
 
 pytestmark = pytest.mark.llama
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,9 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from collectors.launch import ServerProcess
-from collectors.proxy_server import ListenAddress, ProxyServer
-from collectors.request_record import RequestRecord
+from collectors.launch.process import ServerProcess
+from collectors.requests.proxy_server import ListenAddress, ProxyServer
+from collectors.requests.record import RequestRecord
 
 pytestmark = pytest.mark.llama
 LOCAL = ListenAddress("127.0.0.1", 0)

@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from collectors.errors import SpectopError
-from collectors.launch import ServerProcess, free_port, llama_server_argv
+from collectors.launch.process import ServerProcess, free_port, llama_server_argv
 from collectors.servers.auto import AutoCollector
 from tui.app import SpectopApp
 from tui.commands import watch

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from collectors import promtext
-from collectors.client import RequestSpec, stream_request
+from collectors.requests.client import RequestSpec, stream_request
 from collectors.servers.llamacpp import LlamaCppCollector
 from tui.cli import main
 

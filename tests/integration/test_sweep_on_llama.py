@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from collectors.launch import free_port
+from collectors.launch.process import free_port
 from collectors.meters import Sampler, open_meter
 from collectors.sweep.arms import make_arms
 from collectors.sweep.events import PointDone, SweepEnded

@@ -9,8 +9,8 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from collectors.launch import ServerProcess, derive_plain_argv, has_speculative_flags, is_void_draft
-from collectors.tinymodels import ModelPair
+from collectors.launch.process import ServerProcess, derive_plain_argv, has_speculative_flags, is_void_draft
+from collectors.launch.tinymodels import ModelPair
 
 StartServer = Callable[..., ServerProcess]
 pytestmark = pytest.mark.llama

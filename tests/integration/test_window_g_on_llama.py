@@ -8,7 +8,7 @@ import asyncio
 import httpx
 import pytest
 
-from collectors.client import RequestSpec, stream_request
+from collectors.requests.client import RequestSpec, stream_request
 from collectors.servers.llamacpp import LlamaCppCollector
 
 pytestmark = pytest.mark.llama

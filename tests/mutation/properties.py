@@ -3,7 +3,7 @@ function, and the figures a user sees most (a snapshot's acceptance, G, width an
 request's steps and tok/s, an attribution's mJ/token) are properties.
 
 Run by hand after `mutmut run` (collectors/docs/mutation.md): `python tests/mutation/properties.py [--workers 2]
-[--only 'collectors.request_record.*']` (Python 3.11+ and mutmut 3: `pip install mutmut`).
+[--only 'collectors.requests.record.*']` (Python 3.11+ and mutmut 3: `pip install mutmut`).
 Each property of the `[tool.mutmut] only_mutate` modules is mutated with mutmut's own operators, one
 mutant at a time, in a scratch copy of the tree (no bytecode cache, so no stale import); the same
 test selection as `mutmut run` runs against it, the test files that name the property first, with
@@ -164,7 +164,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument(
-        "--only", default="*", help="glob over mutant names, e.g. 'collectors.request_record.*'"
+        "--only", default="*", help="glob over mutant names, e.g. 'collectors.requests.record.*'"
     )
     parser.add_argument(
         "--named-only",

@@ -16,7 +16,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from collectors import streams
+from collectors.requests import streams
 from collectors.servers import llamacpp
 from collectors.servers.shapes import INT, NUMBER, TEXT, ListOf, OneOf, Required, Scalar
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from collectors.recording import Recorder
+from collectors.recording.writer import Recorder
 from tests.support import synthetic
 from tests.support.dashboard import FakeCollector, FakeSampler, text_of
 from tui import messages

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collectors import latency
-from collectors.request_record import RequestRecord
+from collectors.requests import latency
+from collectors.requests.record import RequestRecord
 
 
 def record(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from collectors.client import RequestSpec
+from collectors.requests.client import RequestSpec
 from collectors.sweep import measure
 from tests.support.captures import sse_lines
 

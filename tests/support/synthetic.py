@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from collectors import streams
-from collectors.client import record_of
+from collectors.requests import streams
+from collectors.requests.client import record_of
 from collectors.meters import MeterInfo, MeterReading
-from collectors.request_record import RequestRecord
+from collectors.requests.record import RequestRecord
 from collectors.servers import llamacpp
 from collectors.sweep.events import IdleMeasured, PointDone, PointProgressed, SweepEnded, SweepStarted
 from collectors.sweep.plan import SweepPlan

@@ -21,7 +21,7 @@ import yaml
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from collectors.exporter import SpectopExporter
+from collectors.export.exporter import SpectopExporter
 from collectors.meters import MeterInfo, MeterReading
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep.summary import summarize

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from collectors.json_forms import energy_dict
+from collectors.export.json_forms import energy_dict
 from collectors.meters.base import MeterInfo, MeterReading
 from collectors.meters.sampler import Sampler
 from tui.commands._common import energy_rows

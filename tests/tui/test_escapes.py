@@ -20,7 +20,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from textual.widgets import Input
 
 from collectors.errors import SpectopError
-from collectors.exporter import SpectopExporter
+from collectors.export.exporter import SpectopExporter
 from collectors.meters import MeterInfo
 from collectors.servers.auto import AutoCollector
 from collectors.sweep.events import SweepEnded

@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from collectors.client import RequestSpec, stream_request
+from collectors.requests.client import RequestSpec, stream_request
 from tests.support.fake_servers import chat_stream
 from tests.support.streaming import capture, serving
 from tui.commands import probe

@@ -10,9 +10,9 @@ import httpx
 import pytest
 
 from collectors.errors import SpectopError
-from collectors.launch import free_port
-from collectors.log_requests import TimedRequest
-from collectors.proxy_server import ListenAddress, check_port, listen_address
+from collectors.launch.process import free_port
+from collectors.requests.log_requests import TimedRequest
+from collectors.requests.proxy_server import ListenAddress, check_port, listen_address
 from collectors.servers.llamacpp_log import LoggedRequest
 from collectors.simulator.simulator import Simulator
 from tests.support import synthetic

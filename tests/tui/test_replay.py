@@ -8,8 +8,8 @@ import dataclasses
 import pytest
 from textual.widgets._toast import Toast
 
-from collectors.recording import Recorder
-from collectors.recording_read import read_recording
+from collectors.recording.writer import Recorder
+from collectors.recording.reader import read_recording
 from tests.support import synthetic
 from tests.support.cli_runs import spectop
 from tests.support.manual_clock import ManualClock

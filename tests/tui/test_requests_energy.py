@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from collectors.attribution import Attribution
+from collectors.energy.attribution import Attribution
 from collectors.meters import MeterReading
 from tests.support import synthetic
 from tests.support.dashboard import FakeCollector, FakeSampler, text_of

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from textual.widgets import Input
 
 from collectors.errors import SpectopError
-from collectors.launch import free_port
+from collectors.launch.process import free_port
 from collectors.sweep.store import RunStore
 from tests.support.hostile_server import captured_llama, serving
 from tui.app import SpectopApp

@@ -16,9 +16,9 @@ import httpx
 import pytest
 
 from collectors.errors import MeterUnavailable
-from collectors.launch import free_port
+from collectors.launch.process import free_port
 from collectors.meters import choose_meter
-from collectors.proxy_server import ListenAddress, ProxyServer
+from collectors.requests.proxy_server import ListenAddress, ProxyServer
 from collectors.servers import check_url
 from tests.support.hostile_server import captured_llama, serving
 from tui.cli import main

@@ -20,11 +20,11 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from collectors import json_forms
+from collectors.export import json_forms
 from collectors.errors import SpectopError
 from collectors.fmt import num, number_in
 from collectors.meters import METER_SPEC_HELP
-from collectors.proxy_server import listen_address
+from collectors.requests.proxy_server import listen_address
 
 DEFAULT_SERVER = "http://127.0.0.1:8080"
 SERVER_HELP = "base URL of llama-server, vLLM or SGLang"
@@ -232,7 +232,7 @@ def add_options(parser: argparse.ArgumentParser, *names: str) -> None:
 
 
 def energy_rows(energy: dict[str, Any] | None) -> list[tuple[str, str]]:
-    """Table rows for an energy block from collectors.json_forms.energy_dict."""
+    """Table rows for an energy block from collectors.export.json_forms.energy_dict."""
     if energy is None:
         return [("energy", "no meter (--meter none)")]
     meter = energy["meter"]

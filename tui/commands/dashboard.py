@@ -17,11 +17,11 @@ from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
-from collectors import server_lifetime
+from collectors.launch import lifetime as server_lifetime
 from collectors.errors import SpectopError
 from collectors.meters import sampling
-from collectors.proxy_server import check_port
-from collectors.recording import Recorder
+from collectors.requests.proxy_server import check_port
+from collectors.recording.writer import Recorder
 from collectors.redact import secrets_in
 from collectors.servers import check_url
 from collectors.servers.auto import AutoCollector

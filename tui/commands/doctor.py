@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from collectors.meters.doctor import format_report, run_doctor
+from collectors.checkup import format_report, run_doctor
 from tui.commands import _common as opts
 
 NAME = "doctor"

@@ -18,7 +18,7 @@ from prometheus_client import start_http_server
 from prometheus_client.registry import CollectorRegistry
 
 from collectors.errors import SpectopError
-from collectors.exporter import SpectopExporter
+from collectors.export.exporter import SpectopExporter
 from collectors.meters import sampling
 from collectors.servers import check_url
 from collectors.servers.auto import AutoCollector

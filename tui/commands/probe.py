@@ -9,14 +9,14 @@ from collections import Counter
 from rich.markup import escape
 from rich.table import Table
 
-from collectors import json_forms
-from collectors.attribution import shared_with_unseen
-from collectors.client import DEFAULT_PROMPT, RequestSpec, stream_request
+from collectors.export import json_forms
+from collectors.energy.attribution import shared_with_unseen
+from collectors.requests.client import DEFAULT_PROMPT, RequestSpec, stream_request
 from collectors.errors import SpectopError
 from collectors.fmt import num, pct
 from collectors.http import STREAM_TIMEOUT, make_client
 from collectors.meters import sampling
-from collectors.request_record import RequestRecord
+from collectors.requests.record import RequestRecord
 from collectors.servers import check_url, default_route, detect, open_collector
 from collectors.sweep.plan import MAX_TOKENS
 from tui.commands import _common as opts

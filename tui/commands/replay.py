@@ -14,7 +14,7 @@ from pathlib import Path
 
 from collectors.errors import SpectopError
 from collectors.fmt import printable
-from collectors.recording_read import read_recording
+from collectors.recording.reader import read_recording
 from tui.commands import _common as opts
 
 NAME = "replay"

@@ -17,11 +17,11 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from collectors import json_forms
+from collectors.export import json_forms
 from collectors.errors import SpectopError
 from collectors.fmt import num, pct, printable
-from collectors.recording_read import is_recording, read_recording
-from collectors.recording_summary import summarize_recording
+from collectors.recording.reader import is_recording, read_recording
+from collectors.recording.report import summarize_recording
 from collectors.sweep.arms_runner import ARMS_RUN_SCHEMA
 from collectors.sweep.arms_summary import ARMS_SUMMARY_SCHEMA, summarize_arms
 from collectors.sweep.arms_tables import arms_cells, arms_sentences, to_arms_csv, to_arms_markdown

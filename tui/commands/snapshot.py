@@ -12,7 +12,7 @@ import asyncio
 from rich.markup import escape
 from rich.table import Table
 
-from collectors import json_forms
+from collectors.export import json_forms
 from collectors.errors import ServerUnreachable, SpectopError
 from collectors.fmt import MISSING, num, pct
 from collectors.http import make_client

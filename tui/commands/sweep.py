@@ -27,7 +27,9 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from collectors import json_forms, ledger
+from collectors.export import json_forms
+
+from collectors.energy import ledger
 from collectors.fmt import printable
 from collectors.meters import Sampler, sampling
 from collectors.sweep import plan as sweep_plan

@@ -1,10 +1,10 @@
 """`spectop watch -- llama-server -m … [-md …]`: start a server, watch it and its log, stop it on exit.
 
 Pitfalls handled: the server command is an argv list after `--`, never a shell line; a draft model
-loaded without `--spec-type` (it is never used: collectors/specflags.py) is said on the command
+loaded without `--spec-type` (it is never used: collectors/launch/specflags.py) is said on the command
 line before the server starts, so before its first request, not only once a poll shows it; the
 server's stdout and stderr go to a log file spectop keeps, which the dashboard follows like
-`--server-log`; the server is stopped however the dashboard ends (collectors/launch.py), and a
+`--server-log`; the server is stopped however the dashboard ends (collectors/launch/process.py), and a
 server that fails to start ends with its log's last lines, never a traceback.
 """
 
@@ -16,8 +16,8 @@ import tempfile
 from pathlib import Path
 
 from collectors.errors import SpectopError
-from collectors.launch import ServerProcess, is_void_draft
-from collectors.proxy_server import check_port
+from collectors.launch.process import ServerProcess, is_void_draft
+from collectors.requests.proxy_server import check_port
 from collectors.redact import scrub, secrets_in
 from tui.commands import _common as opts
 from tui.commands import dashboard

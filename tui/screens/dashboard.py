@@ -19,12 +19,12 @@ from textual.containers import Grid
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
-from collectors.attribution import Attribution
+from collectors.energy.attribution import Attribution
 from collectors.meters import MeterInfo
-from collectors.request_record import RequestRecord
+from collectors.requests.record import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep import events
-from collectors.verdict import LiveEnergy
+from collectors.live.verdict import LiveEnergy
 from tui.fleet import ServerRow
 from tui.widgets.drafting_panel import DraftingPanel, DraftingView
 from tui.widgets.energy_panel import EnergyPanel

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from collectors.fmt import num
-from collectors.verdict import LiveEnergy
+from collectors.live.verdict import LiveEnergy
 from tui.widgets.figures import line
 from tui.widgets.panel import Panel
 

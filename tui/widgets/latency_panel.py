@@ -11,9 +11,9 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from collectors import latency
+from collectors.requests import latency
 from collectors.fmt import num
-from collectors.request_record import RequestRecord
+from collectors.requests.record import RequestRecord
 from tui.widgets.figures import bar, histogram, line
 
 EDGES_MS = (0.0, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, float("inf"))

@@ -15,10 +15,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
-from collectors.attribution import Attribution
+from collectors.energy.attribution import Attribution
 from collectors.fmt import num, pct
-from collectors.latency import chunk_gaps_ms
-from collectors.request_record import RequestRecord
+from collectors.requests.latency import chunk_gaps_ms
+from collectors.requests.record import RequestRecord
 
 HISTOGRAM_BINS = 20
 

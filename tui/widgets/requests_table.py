@@ -12,9 +12,9 @@ from rich.text import Text
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowKey
 
-from collectors.attribution import Attribution
+from collectors.energy.attribution import Attribution
 from collectors.fmt import MISSING, num, pct
-from collectors.request_record import RequestRecord
+from collectors.requests.record import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
 from tui.widgets.request_detail import RequestDetail
 

@@ -9,7 +9,7 @@ older SGLang answers it 404; /metrics exists only with --enable-metrics.
 
 from __future__ import annotations
 
-from collectors.meters.doctor import run_doctor
+from collectors.checkup import run_doctor
 from tests.support.fake_servers import FakeVllm, VllmEngine, mock_client
 from tests.support.fake_sglang import FakeSglang, SglangRank
 from tests.support.loopback import serving

@@ -8,7 +8,7 @@ import pytest
 from collectors.errors import MeterUnavailable
 from collectors.meters import METER_SPEC_HELP, choose_meter, describe_meters, open_meter, parse_spec
 from collectors.meters.base import MeterInfo, MeterReading
-from collectors.meters.doctor import check_server, format_report, run_doctor
+from collectors.checkup import check_server, format_report, run_doctor
 from tests.support.fake_servers import FakeVllm, VllmEngine, mock_client
 from tests.support.fake_sglang import FakeSglang, SglangRank
 from tests.support.meter_fakes import this_machine_has_a_meter

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from collectors.client import RequestSpec, stream_request
+from collectors.requests.client import RequestSpec, stream_request
 from collectors.servers.registry import detect, open_collector
 from collectors.simulator import Simulator
 from tests.support.cli_runs import spectop, spectop_popen

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from collectors.client import RequestSpec, stream_request
+from collectors.requests.client import RequestSpec, stream_request
 from collectors.servers import default_route
 from collectors.simulator import Simulator
 

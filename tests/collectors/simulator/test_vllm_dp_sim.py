@@ -20,7 +20,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from collectors.client import RequestSpec, stream_request
+from collectors.requests.client import RequestSpec, stream_request
 from collectors.promtext import parse
 from collectors.servers import detect, open_collector
 from collectors.simulator import Simulator

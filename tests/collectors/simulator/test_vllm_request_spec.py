@@ -1,6 +1,6 @@
 """vLLM's `--per-request-spec-decode-metrics` on the simulated vLLM (collectors/simulator/
 vllm_request_spec.py cites 0.33's source): the last usage chunk's `metrics.speculative_decoding`
-gives each request's drafted and accepted tokens, which the client (collectors/streams.py) turns
+gives each request's drafted and accepted tokens, which the client (collectors/requests/streams.py) turns
 into exact steps for probe, sweep and the Requests tab; checked against the simulator's counts.
 
 By hand: a request of T tokens that accepted A drafts took T − 1 − A decode steps; its
@@ -14,7 +14,7 @@ import json
 
 import httpx
 
-from collectors.client import RequestSpec, stream_request
+from collectors.requests.client import RequestSpec, stream_request
 from collectors.servers import default_route
 from collectors.simulator import Simulator
 

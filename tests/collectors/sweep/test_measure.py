@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from collectors.client import RequestSpec
+from collectors.requests.client import RequestSpec
 from collectors.meters.base import MeterReading
 from collectors.servers import default_route, open_collector
 from collectors.servers.base import window_delta

@@ -9,11 +9,11 @@ import json
 import httpx
 import pytest
 
-from collectors import latency
-from collectors.client import RequestSpec
+from collectors.requests import latency
+from collectors.requests.client import RequestSpec
 from collectors.errors import SpectopError
-from collectors.latency import ChunkEvent
-from collectors.request_record import RequestRecord
+from collectors.requests.latency import ChunkEvent
+from collectors.requests.record import RequestRecord
 from collectors.servers.base import WindowCounters, WindowDelta
 from collectors.sweep import measure
 

@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from collectors.errors import SpectopError
-from collectors.launch import free_port
+from collectors.launch.process import free_port
 from collectors.simulator.multi_arm import MultiArmSimulator
 from collectors.sweep.arms_plan import ArmsPlan, load_classes
 from collectors.sweep.arms_runner import run_arms_sweep

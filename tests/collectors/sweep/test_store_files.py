@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from collectors.errors import SpectopError
-from collectors.json_forms import dumps, finite
+from collectors.export.json_forms import dumps, finite
 from collectors.simulator import Simulator
 from collectors.sweep.arms import make_arms
 from collectors.sweep.events import SweepEnded, SweepStarted
