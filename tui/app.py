@@ -1,15 +1,10 @@
 """SpectopApp: start the workers and route their messages into the state and onto the dashboard screen.
 
-The workers (tui/workers.py) only post messages, the App routes them, the DashboardScreen
-renders: each handler updates `self.state` and calls only the screen methods its message affects
-(a meter read touches the requests table only when it completes a request's energy: one the meter
-had not yet read past). Were the poller itself to fail, the top bar would not stay at "ok".
-
-Repaints, not figures, are what the dashboard spends its CPU on. While polling runs, meter reads
-(every 0.5 s) go into the state at once but repaint the power and energy panels at most once per
-`LIVE_REPAINT_S`; a poll repaints them with everything else, a meter error or a pause at once, so
-what is shown is never more than a second behind. With polling off (tests, snapshots) every
-message repaints. Several servers: a LiveState each, fed by the messages naming it (tui/fleet_app.py).
+One App, composed: the servers and the one shown (`Fleet`, tui/fleet.py), the sweep's dialog and
+marks (`SweepController`, tui/sweep_control.py) and the live panels' painter (tui/live_paint.py).
+Its `@work` methods run tui/workers.py's functions, which only post messages. The App routes, the
+DashboardScreen renders: each handler updates the state (a LiveState per server) and repaints only
+what its message affects; a failed poller is posted as a failed poll: the top bar never stays "ok".
 """
 
 from __future__ import annotations
@@ -17,28 +12,41 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 
-from textual import on
+from textual import on, work
+from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Button
 from textual.worker import Worker, WorkerState
 
 from collectors.fmt import num, pct, printable
-from collectors.live.verdict import void_warning
 from collectors.meters import Sampler
 from collectors.recording.writer import Recorder
 from collectors.requests.log_requests import LogRecords
 from collectors.requests.proxy_record import with_busy
 from collectors.sweep.events import IdleMeasured, PointDone, SweepEnded
-from tui import messages
-from tui.actions import ActionsApp
+from collectors.sweep.request import SavedRun, SweepRequest
+from tui import messages, workers
 from tui.config import Settings
-from tui.fleet import WatchedServer
+from tui.fleet import Fleet, WatchedServer
+from tui.live_paint import LivePainter
 from tui.screens.dashboard import DashboardScreen
-from tui.widgets.sweep_panel import sweep_headline
+from tui.state import LiveState
+from tui.sweep_control import SweepController
+from tui.sweep_text import sweep_headline
+from tui.widgets.help_screen import HelpScreen
+from tui.widgets.servers_table import ServersTable
 
-LIVE_REPAINT_S = 1.0  # the least time between two repaints of power and energy by meter reads
+PALETTE = (  # the command palette's entries: title, help, action
+    ("Run a sweep", "Paired plain-versus-draft sweep over batch sizes", "sweep"),
+    ("Cancel the sweep", "Stop the running sweep; completed points stay on disk", "cancel_sweep"),
+    ("Probe the server", "Send one streamed request and show its figures", "probe"),
+    ("Pause or resume", "Stop or restart live updates", "pause"),
+    ("Show or hide the live panels", "More room for the tables", "toggle_panels"),
+)
 
 
-class SpectopApp(ActionsApp):
+class SpectopApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "spectop"
     BINDINGS = [
@@ -68,28 +76,36 @@ class SpectopApp(ActionsApp):
         """One server (`collector`, `sampler`), or several (`fleet`, whose first is then shown first)."""
         super().__init__()
         self.settings = settings
-        self.on_sweep = on_sweep  # told when a sweep starts and ends (the demo pauses its traffic)
         self.title = settings.title
         one = [WatchedServer.of(settings.server_url, collector, sampler, settings.energy_window_s)]
-        self.servers = list(fleet) or one
-        self.selected = 0
+        self.fleet = Fleet(list(fleet) or one)
+        self.sweeps = SweepController(settings, self.fleet, on_sweep)
+        self.live = LivePainter(settings, self.fleet, clock)
         self.recorder = recorder  # --record (one server): every handler below writes what it was given
-        self._clock = clock
-        self._live_painted_s: float | None = None  # when power and energy were last repainted
-        self._live_stale = False  # the state holds readings the power and energy panels do not show yet
         self.log_records = LogRecords(settings.server_url)  # requests read from --server-log
 
+    @property
+    def state(self) -> LiveState:
+        """The shown server's state."""
+        return self.fleet.state
+
+    @property
+    def main(self) -> DashboardScreen:
+        """The dashboard screen, also while a dialog or the help is on top of it."""
+        return self.screen_stack[0]  # type: ignore[return-value]
+
     def get_default_screen(self) -> DashboardScreen:
-        return DashboardScreen(self.watched.url, self.meter_info(), [s.name for s in self.servers])
+        names = [s.name for s in self.fleet.servers]
+        return DashboardScreen(self.fleet.watched.url, self.fleet.meter_info(), names)
 
     def on_mount(self) -> None:
         self.on_resize()
         with self.batch_update():  # the tables and the latency tab start empty: nothing to show there
-            self.show_sources()
-            self.paint_live()
+            self.live.show_sources(self.main)
+            self.live.paint(self.main)
         if self.settings.poll:
             self.poll_server()
-            if any(server.sampler is not None for server in self.servers):
+            if any(server.sampler is not None for server in self.fleet.servers):
                 self.set_interval(0.5, self.read_meter)
         if self.settings.server_log:
             self.follow_server_log()
@@ -106,33 +122,31 @@ class SpectopApp(ActionsApp):
             return  # torn down: a late message has nowhere to go
         if self.recorder:
             self.recorder.poll(message.snapshot)
-        self.servers[message.server].state.add_snapshot(snap := message.snapshot)
-        if message.server != self.selected:
-            self.show_fleet()
+        self.fleet.servers[message.server].state.add_snapshot(message.snapshot)
+        if message.server != self.fleet.selected:
+            self.live.show_fleet(self.main)
             return
         with self.batch_update():
-            warning = self.show_sources()
-            self.main.show_snapshot(snap, self.state.drafting() or snap, self.state.tok_s, warning)
-            self.paint_live()  # the idle baseline comes from idle polls
-            self.main.show_slots(snap, self.state.slot_tok_s)
+            self.live.show_poll(self.main)
 
     def on_meter_read(self, message: messages.MeterRead) -> None:
         if not self.screen_stack:
             return
-        server = self.servers[message.server]
+        server = self.fleet.servers[message.server]
         changed_error = message.error != server.meter_error
         if self.recorder and (message.readings or changed_error):
             self.recorder.meter(message.readings, message.error)
         for reading in message.readings:
             server.state.add_reading(reading)
         server.meter_error = message.error
-        self._live_stale = self._live_stale or bool(message.readings)
-        shown = message.server == self.selected
+        if message.readings:
+            self.live.stale = True
+        shown = message.server == self.fleet.selected
         with self.batch_update():
             if changed_error and shown:
-                self.show_sources()
-            if changed_error or self.live_paint_due():
-                self.paint_live()
+                self.live.show_sources(self.main)
+            if changed_error or self.live.due():
+                self.live.paint(self.main)
             if server.state.settle_attribution() and shown:  # records the meter has now read past
                 self.main.show_records(self.state.records.values(), self.state.attribution())
 
@@ -150,12 +164,8 @@ class SpectopApp(ActionsApp):
         )
 
     def on_log_requests_read(self, message: messages.LogRequestsRead) -> None:
-        ledger = self.state.ledger
-        self.add_records(
-            self.log_records.new_records(
-                message.requests, self.state.records.values(), ledger.busy_slots_during
-            )
-        )
+        own, busy = self.state.records.values(), self.state.ledger.busy_slots_during
+        self.add_records(self.log_records.new_records(message.requests, own, busy))
 
     def on_proxy_request_recorded(self, message: messages.ProxyRequestRecorded) -> None:
         # a log row of the same request is left out when it comes (LogRecords.new_records): the
@@ -173,18 +183,22 @@ class SpectopApp(ActionsApp):
             self.main.show_sweep_event(event)
             if isinstance(event, IdleMeasured):
                 self.state.ledger.known_idle_w = event.power_w
-                self.paint_live()
+                self.live.paint(self.main)
             elif isinstance(event, PointDone):
                 self.add_records(event.records)
             elif isinstance(event, SweepEnded):
-                self.keep_sweep_summary(event.summary)
-                self.sweep_ended()
+                self.sweeps.finished(event.summary, self.main)
                 self.notify(
                     sweep_headline(event.summary),
                     title="sweep finished" if not event.error else "sweep stopped",
                     severity="error" if event.error else "information",
                     markup=False,
                 )
+
+    def on_servers_table_chosen(self, message: ServersTable.Chosen) -> None:
+        if self.fleet.select(message.index):
+            with self.batch_update():
+                self.live.show_server(self.main)
 
     def add_records(self, records: Iterable) -> None:
         records = list(records)  # every record reaches the state here: own, logged, proxied, a sweep's
@@ -201,44 +215,82 @@ class SpectopApp(ActionsApp):
             error = printable(str(event.worker.error), keep_newlines=True)  # may quote the server
             self.notify(error, title=event.worker.group, severity="error", markup=False)
             if event.worker.group == "poll-server" and isinstance(event.worker.error, Exception):
-                self.post_message(messages.ServerPolled(self.failed_poll(event.worker.error)))
+                failed = workers.failed_poll(self.fleet.servers[0], event.worker.error)
+                self.post_message(messages.ServerPolled(failed))
             if event.worker.group == "sweep" and self.screen_stack:
                 self.main.set_sweep_running(False)
-                self.sweep_ended()
+                self.sweeps.ended(self.main)
 
-    def sweep_ended(self) -> None:
-        self.state.sweep_ended(time.monotonic())
-        self.main.show_energy(self.energy())
-        if self.on_sweep:
-            self.on_sweep(False)
+    # -- workers: run tui/workers.py's functions, which only post messages ---------------------
+    @work(exclusive=True, group="poll-server", exit_on_error=False)
+    async def poll_server(self) -> None:
+        await workers.poll_servers(
+            self.fleet, self.settings.interval_s, self.post_message, workers.cancelled()
+        )
 
-    # -- what the handlers hand the screen -----------------------------------------------------
-    def show_sources(self) -> str | None:
-        """The source bar; returns the void-draft warning, which the drafting panel shows too."""
-        s, state = self.settings, self.state
-        warning = void_warning(self.watched.url, s.draft_url, s.draft_cmd, state.latest)
-        self.main.show_sources(state.latest, self.meter_error, state.paused, warning)
-        return warning
+    def read_meter(self) -> None:
+        """Hand new sampler readings to the handler (every half second, on the UI thread)."""
+        workers.read_meters(self.fleet, self.post_message)
 
-    def live_paint_due(self) -> bool:
-        """A meter read repaints when polling is off, or when its readings have waited long enough."""
-        if not self.settings.poll or self._live_painted_s is None:
-            return True
-        return self._live_stale and self._clock() - self._live_painted_s >= LIVE_REPAINT_S
+    @work(exclusive=True, group="probe", exit_on_error=False)
+    async def run_probe(self) -> None:
+        await workers.probe(self.fleet.watched, self.settings.api_key, self.post_message)
 
-    def paint_live(self) -> None:
-        """Power and energy as the state has them now."""
-        self._live_painted_s, self._live_stale = self._clock(), False
-        self.show_power()
-        self.main.show_energy(self.energy())
-        self.show_fleet()
+    @work(thread=True, exclusive=True, group="server-log", exit_on_error=False)
+    def follow_server_log(self) -> None:
+        workers.follow_server_log(self.settings, self.post_message, workers.cancelled())
 
-    def show_power(self) -> None:
-        power_w = self.state.power_w[-1] if self.state.power_w else None
-        idle_w = self.state.ledger.idle_w()
-        self.main.show_power(power_w, idle_w, self.state.power_w, self.meter_error)
+    @work(thread=True, exclusive=True, group="proxy", exit_on_error=False)
+    def run_proxy(self) -> None:
+        workers.run_proxy(self.settings, self.post_message, workers.cancelled())
 
-    @property
-    def main(self) -> DashboardScreen:
-        """The dashboard screen, also while a dialog or the help is on top of it."""
-        return self.screen_stack[0]  # type: ignore[return-value]
+    @work(thread=True, exclusive=True, group="sweep", exit_on_error=False)
+    def sweep_worker(self, request: SweepRequest) -> None:
+        workers.sweep(request, self.fleet.sampler, self.settings, self.post_message, workers.cancelled())
+
+    # -- actions: the keys and the command palette's entries -----------------------------------
+    def action_sweep(self) -> None:
+        if any(w.group == "sweep" and w.is_running for w in self.workers):
+            self.notify("a sweep is running: press c to cancel it", severity="warning")
+            return
+        self.push_screen(self.sweeps.dialog(), self.start_sweep)
+
+    def start_sweep(self, request: SweepRequest | SavedRun | None) -> None:
+        if isinstance(request, SavedRun):  # a finished run, shown from its folder
+            self.sweeps.show_saved(request, self.main)
+        elif request is not None:
+            self.sweeps.started(self.main)
+            self.sweep_worker(request)
+
+    @on(Button.Pressed, "#sweep-run")
+    def sweep_button(self) -> None:
+        self.action_sweep()
+
+    @on(Button.Pressed, "#sweep-cancel")
+    def action_cancel_sweep(self) -> None:
+        self.workers.cancel_group(self, "sweep")
+        self.main.show_sweep_status("cancelling: the point in flight is dropped…", "yellow")
+
+    def action_probe(self) -> None:
+        self.notify("probing the server…", title="probe", timeout=2)
+        self.run_probe()
+
+    def action_pause(self) -> None:
+        self.fleet.pause(not self.state.paused)
+        self.live.show_sources(self.main)
+        if self.live.stale:  # no poll or meter read comes while paused to show what arrived last
+            self.live.paint(self.main)
+
+    def action_toggle_panels(self) -> None:
+        self.main.toggle_panels()
+
+    def action_tab(self, tab: str) -> None:
+        self.main.select_tab(tab)
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for title, help_text, action in PALETTE:
+            yield SystemCommand(title, help_text, getattr(self, f"action_{action}"))

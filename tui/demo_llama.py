@@ -14,7 +14,7 @@ from collectors.errors import SpectopError
 from collectors.launch.process import ServerProcess, find_llama_server, free_port, llama_server_argv
 from collectors.launch.tinymodels import write_model_pair
 from collectors.simulator.traffic import TrafficGenerator, default_pattern
-from tui.commands.demo import dashboard_with_traffic
+from tui.commands._demo_dashboard import dashboard_with_traffic
 from tui.config import Settings
 
 SLOTS = 4

@@ -1,4 +1,4 @@
-"""Several servers in one dashboard: each watched server's state, and its row of the summary table.
+"""The dashboard's servers: each watched server's state, the one shown (`Fleet`), and the summary table's rows.
 
 No Textual here. Every figure of a row comes from what the single-server panels read (the
 server's LiveState: its latest poll, its rolling drafting window, its LiveLedger's energy and the
@@ -20,7 +20,7 @@ from typing import Any
 
 from collectors.export.series import FeedView
 from collectors.live.verdict import LiveEnergy, verdict
-from collectors.meters import Sampler
+from collectors.meters import MeterInfo, Sampler
 from tui.state import LiveState
 
 
@@ -48,6 +48,66 @@ class WatchedServer:
         """A server to watch, named `name` (its URL by default), its state empty."""
         meter = sampler.meter.info if sampler is not None else None
         return cls(name or url, url, collector, sampler, LiveState(energy_window_s, meter))
+
+
+class Fleet:
+    """The watched servers (one, or several in one dashboard) and the one the panels show."""
+
+    def __init__(self, servers: Sequence[WatchedServer]) -> None:
+        self.servers = list(servers)
+        self.selected = 0  # the server the source bar, panels and tabs show
+
+    @property
+    def several(self) -> bool:
+        """Several servers: the summary table is shown."""
+        return len(self.servers) > 1
+
+    @property
+    def watched(self) -> WatchedServer:
+        return self.servers[self.selected]
+
+    @property
+    def collector(self) -> Any:
+        """The shown server's collector: a ServerCollector, AutoCollector or a test fake (poll())."""
+        return self.watched.collector
+
+    @property
+    def sampler(self) -> Sampler | None:
+        return self.watched.sampler
+
+    @property
+    def state(self) -> LiveState:
+        return self.watched.state
+
+    @property
+    def meter_error(self) -> str | None:
+        return self.watched.meter_error
+
+    def meter_info(self) -> MeterInfo | None:
+        """The shown server's meter: its sampler's, else the one its state was made with (a replay's)."""
+        return self.sampler.meter.info if self.sampler else self.state.ledger.meter
+
+    def energy(self) -> LiveEnergy:
+        """The shown server's live energy; with several servers on one meter, its share by tokens."""
+        if not self.several:
+            return self.state.energy()
+        return fleet_energy(self.servers)[self.selected].energy
+
+    def rows(self) -> list[ServerRow]:
+        """The summary table's rows."""
+        return summary_rows(self.servers)
+
+    def select(self, index: int) -> bool:
+        """Show server number `index`; False when there is none such, or it is shown already."""
+        if not 0 <= index < len(self.servers) or index == self.selected:
+            return False
+        self.selected = index
+        return True
+
+    def pause(self, paused: bool) -> None:
+        """Polling and meter reads stop, and start again, for all servers together."""
+        for server in self.servers:
+            server.state.paused = paused
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,6 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import Footer, Static
 
-from collectors.meters import MeterInfo
 from collectors.recording.reader import Entry, MeterEntry, Recording, RequestsEntry
 from collectors.requests.log_requests import LogRecords
 from collectors.servers.snapshot import ServerSnapshot
@@ -53,10 +52,11 @@ class ReplayApp(SpectopApp):
         settings = Settings(
             server_url=recording.server_url, title=f"spectop replay {recording.path.name}", poll=False
         )
-        self.recording = recording  # before the app's own setup, which asks for the meter's info
+        self.recording = recording
         super().__init__(settings, None, None, clock=clock)
-        # the recorded meter's info, for its plausibility checks (no sampler is opened)
-        self.watched.state = LiveState(settings.energy_window_s, self.meter_info())
+        # the recorded meter's info, shown and used by its plausibility checks (no sampler is opened)
+        self.fleet.watched.state = LiveState(settings.energy_window_s, recording.meter)
+        self._clock = clock
         self.speed = speed
         self.position_s = 0.0
         self.playing = True
@@ -73,9 +73,6 @@ class ReplayApp(SpectopApp):
 
     def mount_replay_bar(self) -> None:
         self.main.mount(self.replay_bar, before=self.main.query_one(Footer))
-
-    def meter_info(self) -> MeterInfo | None:
-        return self.recording.meter  # shown as recorded; no meter is opened
 
     # -- the replay clock ------------------------------------------------------------------------
     def tick(self) -> None:
@@ -98,16 +95,16 @@ class ReplayApp(SpectopApp):
         self.show_position()
 
     def restart(self) -> None:
-        self.watched.state = LiveState(self.settings.energy_window_s, self.meter_info())
+        self.fleet.watched.state = LiveState(self.settings.energy_window_s, self.recording.meter)
         self.state.paused = not self.playing
         self.log_records = LogRecords(self.settings.server_url)
-        self.watched.meter_error = None
+        self.fleet.watched.meter_error = None
         self._next, self.position_s = 0, 0.0
         with self.batch_update():
             self.main.show_records([], {})
             self.main.set_sweep_running(False)
-            self.show_sources()
-            self.paint_live()
+            self.live.show_sources(self.main)
+            self.live.paint(self.main)
 
     def feed(self, entry: Entry) -> None:
         """One recorded arrival, through the handler a live session gives it to."""
@@ -119,7 +116,7 @@ class ReplayApp(SpectopApp):
         elif isinstance(payload, RequestsEntry):
             self.add_records(payload.records)
         else:
-            if isinstance(payload, events.SweepStarted):  # what start_sweep does in a live session
+            if isinstance(payload, events.SweepStarted):  # what SweepController.started does live
                 self.state.sweep_started()
                 self.main.set_sweep_running(True)
             self.on_sweep_progressed(messages.SweepProgressed(payload))
@@ -147,7 +144,7 @@ class ReplayApp(SpectopApp):
         self.playing = not self.playing
         self._ticked_s = self._clock()
         self.state.paused = not self.playing
-        self.show_sources()
+        self.live.show_sources(self.main)
         self.show_position()
 
     def action_seek(self, seconds: float) -> None:

@@ -102,7 +102,7 @@ async def test_failure_shows_in_place_and_recovers():
     async with app.run_test() as pilot:
         await wait_until(pilot, lambda: app.query_one("#throughput").has_class("-failed"))
         assert "cannot reach" in text_of(app.query_one(SourceBar))
-        app.collector.snapshots = [ok]  # the server comes back
+        app.fleet.collector.snapshots = [ok]  # the server comes back
         await wait_until(pilot, lambda: not app.query_one("#throughput").has_class("-failed"))
         assert app.state.latest.ok and "cannot reach" not in text_of(app.query_one(SourceBar))
 

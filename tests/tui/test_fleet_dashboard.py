@@ -73,16 +73,16 @@ async def test_summary_rows_read_as_each_servers_panels(sims):
         ]
         app = SpectopApp(Settings(server_url=sims[0].draft_url, interval_s=0.5), None, None, fleet=fleet)
         async with app.run_test(size=(140, 42)) as pilot:
-            await wait_until(pilot, lambda: all(live(server) for server in app.servers), timeout_s=120)
+            await wait_until(pilot, lambda: all(live(server) for server in app.fleet.servers), timeout_s=120)
             await pilot.press("p")  # still figures to compare
             await pilot.pause(1.0)
             for index, sim in enumerate(sims):
                 if index:
                     await pilot.press("down", "enter")
-                    await wait_until(pilot, lambda: app.selected == 1)
+                    await wait_until(pilot, lambda: app.fleet.selected == 1)
                 row, main = row_text(app, index), app.main
                 assert row["name"].strip("▶ ") == sim.backend
-                assert row["backend"] == app.servers[index].state.latest.backend
+                assert row["backend"] == app.fleet.servers[index].state.latest.backend
                 assert sim.draft_url in text_of(main.source_bar)
                 assert f"{row['tok_s']} tok/s" in body(main.throughput_panel)
                 assert f"acceptance {row['acceptance']}" in body(main.drafting_panel)

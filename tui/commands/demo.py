@@ -16,7 +16,6 @@ import argparse
 import signal
 import sys
 import threading
-from collections.abc import Callable
 from pathlib import Path
 
 from collectors.errors import SpectopError
@@ -26,6 +25,7 @@ from collectors.simulator.multi_arm import MULTI_ARM_PROFILES, MultiArmSimulator
 from collectors.simulator.traffic import TrafficGenerator, default_pattern
 from collectors.sweep.plan import MAX_TOKENS
 from tui.commands import _common as opts
+from tui.commands._demo_dashboard import dashboard_with_traffic
 from tui.commands._demo_live import live, wait
 from tui.config import Settings
 
@@ -261,36 +261,3 @@ def _dashboard(sim: Simulator, args: argparse.Namespace) -> int:
     return dashboard_with_traffic(
         settings, f"dcgm={sim.meter_page_url}", traffic, IDLE_FIRST_S, record=args.record
     )
-
-
-def dashboard_with_traffic(
-    settings: Settings,
-    meter_spec: str,
-    traffic: Callable[[], TrafficGenerator],
-    delay_s: float = 0.0,
-    record: Path | None = None,
-) -> int:
-    """The dashboard beside demo traffic that starts after `delay_s`, stops while a sweep measures
-    and starts again after it."""
-    from tui.commands.dashboard import run_dashboard
-
-    running: list[TrafficGenerator | None] = [None if delay_s else traffic()]
-    starter = threading.Timer(delay_s, lambda: running.__setitem__(0, traffic()))
-    starter.daemon = True
-    if delay_s:
-        starter.start()
-
-    def on_sweep(sweeping: bool) -> None:
-        starter.cancel()
-        if sweeping and running[0] is not None:
-            # stop off the UI thread: in-flight demo requests are abandoned, threads join quickly
-            threading.Thread(target=running[0].stop, daemon=True).start()
-        elif not sweeping:
-            running[0] = traffic()
-
-    try:
-        return run_dashboard(settings, meter_spec, on_sweep=on_sweep, record=record)
-    finally:
-        starter.cancel()
-        if running[0] is not None:
-            running[0].stop()

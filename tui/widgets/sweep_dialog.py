@@ -3,16 +3,16 @@
 An arm's command is shown with its secrets replaced (`--api-key ***`, collectors/redact.py); what
 runs is the command as given, with any edit the user made to the shown one. A finished run of
 either kind (a multi-arm one from `spectop sweep --arm …`, or any `spectop report` folder) is shown
-from its folder instead: "Show saved run" returns its summary, read from the files, not a plan.
+from its folder instead: "Show saved run" returns its summary, read from the files, not a plan
+(what it returns, a SweepRequest or a SavedRun, is defined in collectors/sweep/request.py).
 Draft lengths or the n-gram box make it a multi-arm sweep (collectors/sweep/arms_runner.py), its
 prompts then read as classes ("code,prose,edit"), as `spectop sweep --draft-max … --ngram` does.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from rich.text import Text
 from textual import on
@@ -23,33 +23,15 @@ from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
 from collectors.errors import SpectopError
 from collectors.redact import redact_command, restore
-from collectors.sweep.arms import ArmSpec, make_arms
+from collectors.sweep.arms import make_arms
 from collectors.sweep.arms_plan import ArmsPlan, load_classes
 from collectors.sweep.arms_runner import summarize_saved
 from collectors.sweep.named_arms import make_named_arms
 from collectors.sweep.plan import SweepPlan, parse_batches
 from collectors.sweep.prompts import BUILT_IN, load_prompts
-
-
-@dataclass(frozen=True, slots=True)
-class SweepRequest:
-    """What the dialog returns: a plan and the arms, plain first; `arms_plan` for a multi-arm sweep."""
-
-    plan: SweepPlan
-    arms: tuple[ArmSpec, ...]
-    arms_plan: ArmsPlan | None = None
-
+from collectors.sweep.request import SavedRun, SweepRequest
 
 CLASSES = "code,prose,edit"  # seed 001's three classes, one multi-arm sweep
-
-
-@dataclass(frozen=True, slots=True)
-class SavedRun:
-    """What the dialog returns to show a finished run: its folder and its summary."""
-
-    run_dir: Path
-    summary: dict[str, Any]
-
 
 PLAIN_HINT = "http://…, a command, or blank to derive from the draft command"
 DRAFT_HINT = "http://… or llama-server -m … -md … --spec-type draft-simple"

@@ -17,11 +17,11 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Static
 
 from collectors.fmt import num, pct, printable
-from collectors.sweep.arms_summary import ARMS_SUMMARY_SCHEMA
 from collectors.sweep.arms_tables import arms_cells
 from collectors.sweep.plan import PointKey
 from collectors.sweep.summary import MAIN_COLUMNS, table_cells
 from collectors.sweep.tables import verdict_sentences
+from tui.sweep_text import is_arms
 from tui.widgets.sweep_plot import SweepPlot
 
 STATE_STYLE = {
@@ -59,23 +59,6 @@ ARMS_GRID = {
     "width": "width",
     "W": "W",
 }
-
-
-def is_arms(summary: dict[str, Any]) -> bool:
-    return summary.get("schema") == ARMS_SUMMARY_SCHEMA
-
-
-def sweep_headline(summary: dict[str, Any]) -> str:
-    """One line for a notification: the recommendation, or the best arm per class by energy."""
-    if not is_arms(summary):
-        return str(summary["recommendation"])
-    batches = len({v["batch"] for v in summary["verdicts"]}) > 1
-    best = [
-        f"{v['prompt_class']}" + (f" B={v['batch']}" if batches else "") + f" {v['best_energy']}"
-        for v in summary["verdicts"]
-        if v["plain_trusted"]
-    ]
-    return "best by energy: " + ", ".join(best) if best else "no trustworthy plain point: no arm compared"
 
 
 def best_marks(summary: dict[str, Any]) -> dict[tuple[str, int, str], str]:

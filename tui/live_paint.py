@@ -1,0 +1,72 @@
+"""The shown server's live figures, as the App's handlers hand them to the dashboard screen.
+
+Repaints, not figures, are what the dashboard spends its CPU on. While polling runs, meter reads
+(every 0.5 s) go into the state at once but repaint the power and energy panels at most once per
+`LIVE_REPAINT_S`; a poll repaints them with everything else, a meter error or a pause at once, so
+what is shown is never more than a second behind. With polling off (tests, snapshots) every
+message repaints. It holds no App: it reads the fleet and paints on the screen it is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from collectors.live.verdict import void_warning
+from tui.config import Settings
+from tui.fleet import Fleet
+from tui.screens.dashboard import DashboardScreen
+
+LIVE_REPAINT_S = 1.0  # the least time between two repaints of power and energy by meter reads
+
+
+class LivePainter:
+    """The source bar, power, energy and the summary table of the fleet's shown server."""
+
+    def __init__(self, settings: Settings, fleet: Fleet, clock: Callable[[], float]) -> None:
+        self.settings, self.fleet = settings, fleet
+        self._clock = clock
+        self.painted_s: float | None = None  # when power and energy were last repainted
+        self.stale = False  # the state holds readings the power and energy panels do not show yet
+
+    def show_sources(self, screen: DashboardScreen) -> str | None:
+        """The source bar; returns the void-draft warning, which the drafting panel shows too."""
+        s, state = self.settings, self.fleet.state
+        warning = void_warning(self.fleet.watched.url, s.draft_url, s.draft_cmd, state.latest)
+        screen.show_sources(state.latest, self.fleet.meter_error, state.paused, warning)
+        return warning
+
+    def due(self) -> bool:
+        """A meter read repaints when polling is off, or when its readings have waited long enough."""
+        if not self.settings.poll or self.painted_s is None:
+            return True
+        return self.stale and self._clock() - self.painted_s >= LIVE_REPAINT_S
+
+    def paint(self, screen: DashboardScreen) -> None:
+        """Power and energy as the state has them now, and the summary table."""
+        self.painted_s, self.stale = self._clock(), False
+        state = self.fleet.state
+        power_w = state.power_w[-1] if state.power_w else None
+        screen.show_power(power_w, state.ledger.idle_w(), state.power_w, self.fleet.meter_error)
+        screen.show_energy(self.fleet.energy())
+        self.show_fleet(screen)
+
+    def show_fleet(self, screen: DashboardScreen) -> None:
+        """The summary table, when several servers are watched."""
+        if self.fleet.several:
+            screen.show_servers(self.fleet.rows(), self.fleet.selected)
+
+    def show_poll(self, screen: DashboardScreen) -> None:
+        """What a poll of the shown server changes: source bar, throughput, drafting, power, energy, slots."""
+        state = self.fleet.state
+        warning = self.show_sources(screen)
+        if state.latest is not None:  # drafting over the rolling window (one poll's is often empty)
+            screen.show_snapshot(state.latest, state.drafting() or state.latest, state.tok_s, warning)
+        self.paint(screen)  # the idle baseline comes from idle polls
+        screen.show_slots(state.latest, state.slot_tok_s)
+
+    def show_server(self, screen: DashboardScreen) -> None:
+        """All of the shown server, after another one was picked: source bar, panels and tabs."""
+        state = self.fleet.state
+        screen.select_server(self.fleet.watched.url, self.fleet.meter_info())
+        self.show_poll(screen)
+        screen.show_records(state.records.values(), state.attribution())
