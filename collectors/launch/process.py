@@ -97,6 +97,9 @@ def url_from_argv(argv: Sequence[str], default_port: int = 8080) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
+SETTLE_S = 0.5  # after the first good answer: still running then, or it was a launcher that exited
+
+
 class ServerProcess:
     """One server process: started from an argv list, health-waited, logged, always stopped."""
 
@@ -202,6 +205,8 @@ class ServerProcess:
                     self._fail(f"{self.name} exited with code {code} before it was ready")
                 try:
                     if client.get(self.url + self.health_path).status_code == 200 and self._answers_itself():
+                        time.sleep(SETTLE_S)  # a command that forked its server off exits about now
+                        self._answers_itself()
                         return
                 except httpx.HTTPError:
                     pass

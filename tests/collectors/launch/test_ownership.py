@@ -31,7 +31,16 @@ def serve():
     HTTPServer(("127.0.0.1", int(sys.argv[1])), Health).serve_forever()
 """
 FOREGROUND = SERVE + "serve()\n"
-FORKS_AND_EXITS = SERVE + "if os.fork() == 0:\n    serve()\nsys.exit(0)\n"
+# a launcher: forks the server off, waits until it serves (as daemonizing tools do), then exits
+FORKS_AND_EXITS = (
+    SERVE
+    + "import socket, time\n"
+    + "if os.fork() == 0:\n    serve()\n"
+    + "while True:\n"
+    + "    try:\n        socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=1).close()\n        break\n"
+    + "    except OSError:\n        time.sleep(0.01)\n"
+    + "sys.exit(0)\n"
+)
 
 
 class Other(BaseHTTPRequestHandler):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import statistics
 import threading
 import time
 
@@ -192,9 +193,10 @@ def test_fixed_rate_without_drift_and_wait_for_the_window_end():
         assert w.t1_s == t_end and sampler.latest().t_s >= t_end  # waited for the end sample
         time.sleep(1.0)
     times = [r.t_s for r in sampler.readings()]
-    span = times[-1] - times[0]
-    # Scheduling from now would give one tick per 60 ms (50 ms + the 10 ms read): ~17 per second.
-    assert len(times) - 1 >= round(span * 20.0) - 1
+    # Scheduling from now would give one tick per 60 ms (50 ms + the 10 ms read); on the grid the
+    # typical tick is 50 ms. The median, not the count: a loaded machine may skip a tick (100 ms)
+    # now and then, which a count over the span would read as drift.
+    assert statistics.median(b - a for a, b in zip(times, times[1:])) < 0.055
     assert not any(t.name.startswith("sampler-slow") for t in threading.enumerate())
 
 
