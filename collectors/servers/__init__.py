@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collectors.servers.base import ServerCollector
 from collectors.servers.registry import check_url, default_route, detect, dialect, open_collector
-from collectors.servers.sglang_snapshot import SglangSnapshot
+from collectors.servers.sglang.snapshot import SglangSnapshot
 from collectors.servers.snapshot import ServerSnapshot
 
 __all__ = [

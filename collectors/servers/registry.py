@@ -15,9 +15,9 @@ import httpx
 from collectors.errors import SpectopError
 from collectors.http import describe
 from collectors.servers.base import Probe, ServerCollector
-from collectors.servers.llamacpp import LlamaCppCollector
-from collectors.servers.sglang import SglangCollector
-from collectors.servers.vllm import VllmCollector
+from collectors.servers.llamacpp.collector import LlamaCppCollector
+from collectors.servers.sglang.collector import SglangCollector
+from collectors.servers.vllm.collector import VllmCollector
 from collectors.url_auth import shown, without_userinfo
 
 DIALECTS: list[type[ServerCollector]] = [

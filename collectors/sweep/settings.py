@@ -22,9 +22,9 @@ from __future__ import annotations
 import json
 import re
 
-from collectors.servers.llamacpp import BACKEND as LLAMACPP
-from collectors.servers.sglang import BACKEND as SGLANG
-from collectors.servers.vllm import BACKEND as VLLM
+from collectors.servers.llamacpp.collector import BACKEND as LLAMACPP
+from collectors.servers.sglang.collector import BACKEND as SGLANG
+from collectors.servers.vllm.collector import BACKEND as VLLM
 
 
 def draft_length(arm: str) -> int | None:

@@ -19,7 +19,7 @@ import httpx
 from collectors.launch.process import ServerProcess, find_llama_server, free_port, llama_server_argv
 from collectors.launch.tinymodels import write_model_pair
 from collectors.requests.client import RequestSpec, stream_request
-from collectors.servers.llamacpp import LlamaCppCollector
+from collectors.servers.llamacpp.collector import LlamaCppCollector
 
 
 async def batch(url: str, poll_period_s: float | None) -> float:

@@ -8,7 +8,7 @@ import pytest
 
 from collectors import promtext
 from collectors.requests import streams
-from collectors.servers import llamacpp
+from collectors.servers.llamacpp import collector as llamacpp
 from tests.support.captures import FIXTURES, read_json, read_text
 
 FILES = sorted(p.name for p in FIXTURES.iterdir() if p.name != "README.md")

@@ -22,7 +22,8 @@ from collectors import promtext
 from collectors.errors import SpectopError
 from collectors.requests import streams
 from collectors.requests.client import record_of
-from collectors.servers import detect, llamacpp, open_collector
+from collectors.servers import detect, open_collector
+from collectors.servers.llamacpp import collector as llamacpp
 from collectors.servers.snapshot import ServerSnapshot
 from tests.support.answer_strategies import (
     FIELDS,

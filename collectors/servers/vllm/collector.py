@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 
 from collectors.http import gather_reads
-from collectors.servers import engine_state, series, vllm_dp, vllm_v0
+from collectors.servers import engine_state, series
 from collectors.servers.answers import json_body, model_owner, read_metrics
 from collectors.servers.base import (
     Probe,
@@ -39,6 +39,8 @@ from collectors.servers.base import (
 from collectors.servers.base import RawPoll as BaseRawPoll
 from collectors.servers.shapes import INT, member
 from collectors.servers.snapshot import ServerSnapshot
+from collectors.servers.vllm import dp as vllm_dp
+from collectors.servers.vllm import v0 as vllm_v0
 
 BACKEND = "vllm"
 PREFIX = "vllm:"

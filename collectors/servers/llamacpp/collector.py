@@ -43,7 +43,7 @@ from collectors.servers.base import (
 from collectors.servers.base import (
     RawPoll as BaseRawPoll,
 )
-from collectors.servers.llamacpp_slots import SlotState, finished_requests, generated_tokens, slot_states
+from collectors.servers.llamacpp.slots import SlotState, finished_requests, generated_tokens, slot_states
 from collectors.servers.series import as_int, position_of
 from collectors.servers.shapes import INT, TEXT, ListOf, OneOf, Required, json_of
 from collectors.servers.snapshot import ServerSnapshot
