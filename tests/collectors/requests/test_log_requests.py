@@ -12,7 +12,7 @@ from collectors.requests.log_requests import LogReader, LogRecords, to_record
 from tests.support.manual_clock import ManualClock
 from tests.support.records import record as make_record
 
-LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "llama-server-logs"
+LOGS = Path(__file__).resolve().parents[2] / "fixtures" / "llama-server-logs"
 
 
 def draft_lines() -> list[str]:
