@@ -28,6 +28,7 @@ from collectors.servers import rounding
 from collectors.servers.answers import error_snapshot, parse_metrics
 from collectors.servers.series import as_int
 from collectors.servers.snapshot import ServerSnapshot
+from collectors.servers.wire import DialectWire
 
 REFUSED = "refused: the server needs an API key (--api-key or SPECTOP_API_KEY)"
 IDENTITY_POLLS = 10  # what a dialect reads once per server start is read again every this many polls
@@ -195,7 +196,7 @@ class Probe:
         return any(r.status_code == 401 for r in self._answers.values())
 
 
-class ServerCollector:
+class ServerCollector(DialectWire):
     """One server dialect. Subclasses set the capabilities and implement `answers`, `fetch`, `derive`."""
 
     backend: ClassVar[str]  # the name detection returns and snapshots and sweep rows carry

@@ -45,6 +45,7 @@ from collectors.servers.base import (
 from collectors.servers.sglang import accept as sglang_accept
 from collectors.servers.sglang import pages as sglang_json
 from collectors.servers.sglang.snapshot import SglangSnapshot
+from collectors.servers.sglang.stream import SglangWire
 from collectors.servers.shapes import INT, member, objects
 from collectors.servers.snapshot import ServerSnapshot
 
@@ -205,7 +206,7 @@ def counters(raw: RawPoll) -> WindowCounters | None:
     )
 
 
-class SglangCollector(ServerCollector):
+class SglangCollector(SglangWire, ServerCollector):
     """Polls one SGLang server; keeps the previous poll so each snapshot has a window."""
 
     backend = BACKEND
