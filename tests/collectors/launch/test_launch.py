@@ -237,7 +237,7 @@ def test_a_server_dies_with_a_killed_parent(tmp_path):
         "print(s.pid, flush=True)\n"
         "time.sleep(60)\n"
     )
-    root = str(Path(__file__).resolve().parents[2])
+    root = str(Path(__file__).resolve().parents[3])
     with reaped(
         subprocess.Popen(
             [sys.executable, "-c", code],
