@@ -104,6 +104,11 @@ def _chunk_reader(dialects: tuple[type[ServerCollector], ...]) -> EventReader:
     return chunk_reader([d.chunk_extension for d in dialects if d.chunk_extension is not None])
 
 
+def hints(name: str) -> str:
+    """Every dialect's hint called `name` (`void_draft_hint`, `no_counts_hint`, ...), joined."""
+    return "; ".join(hint for d in DIALECTS if (hint := getattr(d, name)))
+
+
 def open_collector(
     url: str, backend: str, client: httpx.AsyncClient | None = None, api_key: str | None = None
 ) -> ServerCollector:
