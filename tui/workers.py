@@ -24,7 +24,7 @@ from collectors.requests.log_requests import OWN_MATCH_S, LogReader
 from collectors.requests.logfollow import LogFollower
 from collectors.requests.proxy_server import bind, serve
 from collectors.requests.record import RequestRecord
-from collectors.servers import default_route
+from collectors.servers import default_route, registry
 from collectors.servers.answers import error_snapshot
 from collectors.sweep.arms_runner import run_arms_sweep
 from collectors.sweep.runner import run_sweep
@@ -104,7 +104,7 @@ class WorkingApp(App[None]):
     @work(exclusive=True, group="probe", exit_on_error=False)
     async def run_probe(self) -> None:
         snap = self.state.latest
-        dialect = snap.backend if snap else "llama.cpp"
+        dialect = snap.backend if snap else registry.default_backend()
         spec = RequestSpec(route=default_route(dialect), dialect=dialect)
         try:
             async with make_client(self.settings.api_key, STREAM_TIMEOUT) as client:

@@ -1,7 +1,7 @@
 """Which command-line flags ask a server for speculative decoding, and the command without them.
 
 Each dialect lists its server's speculative flags and their aliases
-(collectors/servers/<name>/command_line.py); anything spelled like one (`--spec-*`,
+(collectors/servers/<name>/advice.py); anything spelled like one (`--spec-*`,
 `--speculative-*`, `--draft-*`, `--*-draft`) counts too. Both `--flag value` and `--flag=value`
 forms. Pure functions over argv lists; nothing is run.
 """

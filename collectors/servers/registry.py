@@ -50,6 +50,11 @@ def default_route(backend: str) -> str:
     return found.default_route if found is not None else "chat"
 
 
+def default_backend() -> str:
+    """The server spectop looks for where nothing says which: the first dialect's."""
+    return DIALECTS[0].backend
+
+
 def find(backend: str | None) -> type[ServerCollector] | None:
     """The dialect `detect` calls `backend`, None where none is; None asks for the first, the default."""
     return DIALECTS[0] if backend is None else next((d for d in DIALECTS if d.backend == backend), None)

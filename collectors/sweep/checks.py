@@ -91,7 +91,7 @@ def point_flags(
 
 def copies_ngrams(row: Row) -> bool:
     """Whether the point's arm drafts by n-gram copying: its name or its server's command says so
-    (each server's n-gram setting names it: collectors/servers/<name>/command_line.py)."""
+    (each server's n-gram setting names it: collectors/servers/<name>/advice.py)."""
     command = (row.get("server") or {}).get("command") or ""
     return "ngram" in row["arm"].lower() or "ngram" in command.lower()
 

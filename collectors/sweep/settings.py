@@ -1,6 +1,6 @@
 """The sweep's recommendation as the exact setting to apply, per engine: a line a user copies.
 
-Each line is the arm's server's own (collectors/servers/<name>/command_line.py): a draft length,
+Each line is the arm's server's own (collectors/servers/<name>/advice.py): a draft length,
 n-gram copying, no drafting, or drafting only up to a batch for the server's version.
 
 Pitfalls handled: an arm whose name does not say what it drafts (a user's `--arm fast=URL`) gets
@@ -11,7 +11,7 @@ command, never another engine's flags.
 from __future__ import annotations
 
 from collectors.servers import registry
-from collectors.servers.command_line import requests_text
+from collectors.servers.advice import requests_text
 
 
 def draft_length(arm: str) -> int | None:

@@ -44,7 +44,7 @@ from collectors.servers.base import (
 )
 from collectors.servers.sglang import accept as sglang_accept
 from collectors.servers.sglang import pages as sglang_json
-from collectors.servers.sglang.command_line import SglangCommandLine
+from collectors.servers.sglang.advice import SglangAdvice
 from collectors.servers.sglang.snapshot import SglangSnapshot
 from collectors.servers.sglang.stream import SglangWire
 from collectors.servers.shapes import INT, member, objects
@@ -207,7 +207,7 @@ def counters(raw: RawPoll) -> WindowCounters | None:
     )
 
 
-class SglangCollector(SglangWire, SglangCommandLine, ServerCollector):
+class SglangCollector(SglangWire, SglangAdvice, ServerCollector):
     """Polls one SGLang server; keeps the previous poll so each snapshot has a window."""
 
     backend = BACKEND

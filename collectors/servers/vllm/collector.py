@@ -41,7 +41,7 @@ from collectors.servers.shapes import INT, member
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.servers.vllm import dp as vllm_dp
 from collectors.servers.vllm import v0 as vllm_v0
-from collectors.servers.vllm.command_line import VllmCommandLine
+from collectors.servers.vllm.advice import VllmAdvice
 from collectors.servers.vllm.stream import VllmWire
 
 BACKEND = "vllm"
@@ -232,7 +232,7 @@ def counters(raw: RawPoll) -> WindowCounters | None:
     )
 
 
-class VllmCollector(VllmWire, VllmCommandLine, ServerCollector):
+class VllmCollector(VllmWire, VllmAdvice, ServerCollector):
     """Polls one vLLM server; keeps the previous poll so each snapshot has a window."""
 
     backend = BACKEND

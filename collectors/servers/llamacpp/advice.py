@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from collectors.servers.command_line import DialectCommandLine, FlagValues, requests_text
+from collectors.servers.advice import DialectAdvice, FlagValues, requests_text
+from collectors.servers.snapshot import ServerSnapshot
 
 VALUE_FLAGS = frozenset(
     "--spec-type -md --model-draft --spec-draft-model -hfd -hfrd --hf-repo-draft --spec-draft-hf "
@@ -45,11 +46,18 @@ DRAFT_MODEL_FLAGS = frozenset(
 ENV_PREFIXES = ("LLAMA_ARG_SPEC_", "LLAMA_ARG_DRAFT_", "LLAMA_ARG_N_GPU_LAYERS_DRAFT")
 
 
-class LlamaCppCommandLine(DialectCommandLine):
+class LlamaCppAdvice(DialectAdvice):
     spec_value_flags = VALUE_FLAGS
     spec_switch_flags = SWITCH_FLAGS
     spec_env_prefixes = ENV_PREFIXES
     void_draft_hint = "llama-server needs --spec-type draft-simple as well as -md"
+    drafting_unknown_reason = "/slots unavailable"
+
+    @classmethod
+    def snapshot_notes(cls, snap: ServerSnapshot) -> list[str]:
+        if snap.window_s and snap.drafting and snap.window_finished == 0:
+            return ["no request finished in the window: llama-server counts drafting when a request ends"]
+        return []
 
     @classmethod
     def loads_unused_draft(cls, argv: Sequence[str], values: FlagValues, env: Mapping[str, str]) -> bool:

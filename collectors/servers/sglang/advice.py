@@ -1,4 +1,4 @@
-"""SGLang's command line: the `--speculative-*` flags, and the settings the sweep prints.
+"""SGLang's advice: the `--speculative-*` flags, the settings the sweep prints, its snapshot's notes.
 
 Drafts of N are N steps of top-1 with N + 1 draft tokens (the root included); n-gram copying is
 `--speculative-algorithm NGRAM`; no drafting is the command without the `--speculative-*` flags.
@@ -6,7 +6,8 @@ Drafts of N are N steps of top-1 with N + 1 draft tokens (the root included); n-
 
 from __future__ import annotations
 
-from collectors.servers.command_line import DialectCommandLine, requests_text
+from collectors.servers.advice import DialectAdvice, requests_text
+from collectors.servers.snapshot import ServerSnapshot
 
 VALUE_FLAGS = frozenset(
     "--speculative-algorithm --speculative-draft-model-path --speculative-draft-model "
@@ -18,9 +19,18 @@ VALUE_FLAGS = frozenset(
 SWITCH_FLAGS = frozenset({"--speculative-adaptive"})
 
 
-class SglangCommandLine(DialectCommandLine):
+class SglangAdvice(DialectAdvice):
     spec_value_flags = VALUE_FLAGS
     spec_switch_flags = SWITCH_FLAGS
+
+    @classmethod
+    def snapshot_notes(cls, snap: ServerSnapshot) -> list[str]:
+        if not snap.drafting:
+            return []
+        return [
+            "SGLang gives acceptance and G as gauges over its last 40 decode iterations, shown "
+            "for a window that decoded; it has no drafted or accepted counts"
+        ]
 
     @classmethod
     def plain_setting(cls, at: str) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 
-from collectors.servers.command_line import DialectCommandLine, requests_text
+from collectors.servers.advice import DialectAdvice, requests_text
 
 VALUE_FLAGS = frozenset(
     # current, then pre-0.7 spellings
@@ -32,7 +32,7 @@ def version(build: str | None) -> tuple[int, int] | None:
     return (int(found.group(1)), int(found.group(2))) if found else None
 
 
-class VllmCommandLine(DialectCommandLine):
+class VllmAdvice(DialectAdvice):
     spec_value_flags = VALUE_FLAGS
     spec_switch_flags = SWITCH_FLAGS
     no_counts_hint = (

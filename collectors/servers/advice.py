@@ -1,16 +1,19 @@
-"""What a dialect knows about its server's command line: the flags that ask for speculative
-decoding (so a plain arm is the drafting command without them), a draft that is loaded but never
-used, and the setting lines the sweep prints for an arm, a batch and a version.
+"""What a dialect tells the user about its server: the flags that ask it for speculative decoding
+(so a plain arm is the drafting command without them), a draft that is loaded but never used,
+the setting lines the sweep prints for an arm, a batch and a version, its hints, and the notes
+under a snapshot.
 
-`DialectCommandLine`'s defaults know nothing: no flags beyond the ones spelled like speculative
-ones (collectors/launch/specflags.py), and no setting lines, so the sweep prints an arm's own
-command for a server whose dialect says nothing here.
+`DialectAdvice`'s defaults know nothing: no flags beyond the ones spelled like speculative
+ones (collectors/launch/specflags.py), no setting lines (the sweep prints an arm's own command for
+a server whose dialect says nothing here), no hints and no notes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar
+
+from collectors.servers.snapshot import ServerSnapshot
 
 # the values given to any of a set of flags in a command (`--flag value` or `--flag=value`)
 FlagValues = Callable[[frozenset[str]], list[str]]
@@ -21,7 +24,7 @@ def requests_text(n: int) -> str:
     return f"{n} concurrent request" + ("" if n == 1 else "s")
 
 
-class DialectCommandLine:
+class DialectAdvice:
     """A dialect's speculative flags and setting lines; each line starts with the server's name."""
 
     spec_value_flags: ClassVar[frozenset[str]] = frozenset()  # speculative flags taking a value
@@ -32,6 +35,12 @@ class DialectCommandLine:
     void_draft_hint: ClassVar[str | None] = None
     no_counts_hint: ClassVar[str | None] = None
     no_request_counts_hint: ClassVar[str | None] = None
+    drafting_unknown_reason: ClassVar[str] = "the server does not say"  # when a snapshot cannot tell
+
+    @classmethod
+    def snapshot_notes(cls, snap: ServerSnapshot) -> list[str]:
+        """Why a figure of this server's snapshot is unknown or approximate, in its own terms."""
+        return []
 
     @classmethod
     def loads_unused_draft(cls, argv: Sequence[str], values: FlagValues, env: Mapping[str, str]) -> bool:
