@@ -36,6 +36,8 @@ class DialectAdvice:
     no_counts_hint: ClassVar[str | None] = None
     no_request_counts_hint: ClassVar[str | None] = None
     drafting_unknown_reason: ClassVar[str] = "the server does not say"  # when a snapshot cannot tell
+    program: ClassVar[str | None] = None  # the server's program, as a command line starts
+    example_draft_command: ClassVar[str | None] = None  # a drafting command line, for examples
 
     @classmethod
     def snapshot_notes(cls, snap: ServerSnapshot) -> list[str]:

@@ -109,6 +109,16 @@ def _chunk_reader(dialects: tuple[type[ServerCollector], ...]) -> EventReader:
     return chunk_reader([d.chunk_extension for d in dialects if d.chunk_extension is not None])
 
 
+def default_program() -> str:
+    """The program that starts the default server, for a message's example."""
+    return next((d.program for d in DIALECTS if d.program), "SERVER")
+
+
+def example_draft_command() -> str:
+    """A drafting server command for a message's example: the first dialect's that has one."""
+    return next((d.example_draft_command for d in DIALECTS if d.example_draft_command), "SERVER --draft ...")
+
+
 def hints(name: str) -> str:
     """Every dialect's hint called `name` (`void_draft_hint`, `no_counts_hint`, ...), joined."""
     return "; ".join(hint for d in DIALECTS if (hint := getattr(d, name)))

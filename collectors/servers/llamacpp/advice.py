@@ -52,6 +52,8 @@ class LlamaCppAdvice(DialectAdvice):
     spec_env_prefixes = ENV_PREFIXES
     void_draft_hint = "llama-server needs --spec-type draft-simple as well as -md"
     drafting_unknown_reason = "/slots unavailable"
+    program = "llama-server"
+    example_draft_command = "llama-server -m t.gguf -md d.gguf --spec-type draft-simple"
 
     @classmethod
     def snapshot_notes(cls, snap: ServerSnapshot) -> list[str]:
