@@ -63,7 +63,7 @@ class Capture:
             self._stop(f"answered HTTP {status}")
         elif content_encoding not in ("", "identity"):
             self._stop(f"answer compressed ({content_encoding}): not read")
-        self._stream = content_type.startswith("text/event-stream")
+        self._stream = content_type.startswith("text/event-stream") or "ndjson" in content_type
 
     def chunk(self, t_s: float, data: bytes) -> None:
         """A piece of the body, `t_s` when it arrived (stamped before it was forwarded)."""

@@ -2,20 +2,22 @@
 
 The toy dialect (tests/support/toy_dialect/, Ollama-like: POST /api/generate answered with
 newline-delimited JSON) is defined outside spectop; registered with one line, it goes through
-detection, polls, `spectop probe`, a sweep point, the plain arm's command and the setting lines,
-against a fake that answers by time and state (tests/support/toy_server.py).
+detection, polls, `spectop probe`, a sweep point, the capture proxy, the plain arm's command and
+the setting lines, against a fake that answers by time and state (tests/support/toy_server.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 
 import pytest
 
 from collectors.http import make_client
 from collectors.launch.specflags import derive_plain_argv, is_void_draft
 from collectors.requests.client import RequestSpec, stream_request
+from collectors.requests.proxy_record import Capture, recorded_route
 from collectors.servers import default_route, detect, open_collector, registry
 from collectors.sweep import measure
 from collectors.sweep.settings import off_above, setting_lines
@@ -88,6 +90,19 @@ async def test_a_sweep_point_on_the_toy_with_and_without_drafting(toy_registered
     assert plain["concurrency_max"] == 2
 
 
+def test_the_capture_proxy_reads_the_toy_stream_by_its_route(toy_registered):
+    assert recorded_route("POST", "/api/generate")
+    capture = Capture("http://toy", "/api/generate", 0.0, b'{"model": "toy", "prompt": "hi"}')
+    capture.start(200, "application/x-ndjson", "")
+    lines = [{"model": "toy", "response": f"t{i} ", "done": False} for i in range(3)]
+    lines.append({"model": "toy", "response": "", "done": True, "done_reason": "stop", "eval_count": 3})
+    for i, line in enumerate(lines):
+        capture.chunk(0.1 * (i + 1), json.dumps(line).encode() + b"\n")
+    record = capture.record(0.5)
+    assert record.error is None and record.committed_tokens == 3 and record.latency.events == 3
+    assert record.latency.ttft_ms == pytest.approx(100)
+
+
 def test_the_toy_owns_its_flags_and_setting_lines(toy_registered):
     assert setting_lines("draft-4", "toy", None, 2) == ["Toy at 2 concurrent requests: --lookahead 4"]
     assert setting_lines("plain", "toy", None, 1) == ["Toy at 1 concurrent request: run without --lookahead"]
@@ -105,3 +120,4 @@ def test_without_its_registry_line_the_toy_is_unknown_everywhere():
     ]
     assert derive_plain_argv(["toyserve", "-la", "4"]) == (["toyserve", "-la", "4"], [])
     assert registry.request_body(RequestSpec(route="chat", dialect="toy"))[0] == "/v1/chat/completions"
+    assert not recorded_route("POST", "/api/generate")
