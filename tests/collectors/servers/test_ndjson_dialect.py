@@ -26,7 +26,7 @@ from tests.support.toy_server import toy_serving
 from tui.commands import probe, snapshot
 
 TOKENS = 12
-STEP_S = 0.01
+STEP_S = 0.03  # long enough that a loaded client still reads each step on its own
 
 
 @pytest.fixture
@@ -35,7 +35,7 @@ def toy_registered(monkeypatch):
 
 
 async def test_the_toy_is_detected_and_polled(toy_registered):
-    with toy_serving(step_s=0.03) as (url, _):
+    with toy_serving(step_s=STEP_S) as (url, _):
         async with make_client(None) as client:
             assert await detect(url, client) == "toy" and default_route("toy") == "completion"
             collector = open_collector(url, "toy", client=client)
@@ -73,7 +73,7 @@ def test_probe_reads_the_ndjson_stream(toy_registered):
 async def test_a_sweep_point_on_the_toy_with_and_without_drafting(toy_registered):
     points = {}
     for arm, lookahead in (("plain", 0), ("draft-4", 4)):
-        with toy_serving(lookahead=lookahead) as (url, _):
+        with toy_serving(lookahead=lookahead, step_s=STEP_S) as (url, _):
             async with make_client(None) as client:
                 spec = RequestSpec(max_tokens=TOKENS, route=default_route("toy"), dialect="toy")
                 collector = open_collector(url, "toy", client=client)
