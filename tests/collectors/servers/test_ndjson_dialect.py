@@ -51,8 +51,16 @@ async def test_the_toy_is_detected_and_polled(toy_registered):
             after = await collector.poll()
     assert busy == 1 and record.committed_tokens == TOKENS
     assert after.tokens_predicted_total == TOKENS and after.slots_busy == 0 and after.live_tok_s
-    table = snapshot.render(after)
-    assert "/api/ps" in table.columns[0]._cells  # the dialect's load endpoint, from the registry
+
+
+def test_spectop_snapshot_shows_the_toy(toy_registered):
+    with toy_serving(step_s=STEP_S) as (url, _):
+        snap = asyncio.run(snapshot.take(url, None, 0.1))
+    names, values = (column._cells for column in snapshot.render(snap).columns)
+    rows = dict(zip(names, values, strict=True))
+    assert snap.backend == "toy" and rows["build"] == "0.1.0"
+    assert rows["/api/ps"] == "ok"  # the dialect's load endpoint, from the registry
+    assert rows["drafting"] == "unknown (the server does not say)"
 
 
 def test_probe_reads_the_ndjson_stream(toy_registered):
