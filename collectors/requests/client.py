@@ -1,7 +1,7 @@
 """The streaming request client: sends one request, timestamps every event, returns a RequestRecord.
 
-Works against llama-server's native `/completion` and OpenAI-style `/v1/chat/completions`
-(llama-server, vLLM, SGLang). API keys go in a header to their server and nowhere else. The
+The request body and the way its stream reads (SSE or NDJSON, and each event's fields) are the
+dialect's, asked of the registry; a server no dialect claims is spoken to OpenAI-style. API keys go in a header to their server and nowhere else. The
 server's text (model, finish reason, error) enters the record with its control characters made
 visible (`fmt.printable`), and so does an error body quoted in an exception.
 Pitfalls handled: a stream is bounded by what was asked (`StreamLimits`: events, bytes and wall
@@ -19,7 +19,6 @@ import contextlib
 import itertools
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
 
 import httpx
 
@@ -28,92 +27,32 @@ from collectors.fmt import printable
 from collectors.http import NOT_A_SERVER, auth_headers, describe
 from collectors.requests import latency, streams
 from collectors.requests.record import RequestRecord
+from collectors.requests.spec import DEFAULT_PROMPT, STREAM_LIMITS, RequestSpec, StreamLimits
+from collectors.requests.stream_state import StreamState
+from collectors.servers import registry
+from collectors.servers.wire import EventReader
 
-DEFAULT_PROMPT = (
-    "Explain, in plain words, why a power supply draws more current when the load on it grows, "
-    "and what that means for the efficiency of a computer under heavy work."
-)
+__all__ = [
+    "DEFAULT_PROMPT",
+    "STREAM_LIMITS",
+    "RequestSpec",
+    "StreamLimits",
+    "busy_sampling",
+    "failed_record",
+    "record_of",
+    "request_body",
+    "stream_request",
+]
+
 _request_ids = itertools.count(1)
 
 BusyProbe = Callable[[], Awaitable[int | None]]
 ERROR_BODY_BYTES = 4096  # of a non-200 answer: enough for its message, never an endless body
 
 
-@dataclass(frozen=True, slots=True)
-class StreamLimits:
-    """How much one stream may carry and how long it may take, relative to the tokens asked for.
-
-    Generous: a server sends about one event per token (fewer when drafting), a few hundred bytes
-    each, and a final event that may repeat the prompt; the wall time allows a long prefill and a
-    slow decode. `concurrent` requests sharing the server may each decode that much slower.
-    """
-
-    base_events: int = 64
-    events_per_token: int = 4
-    base_bytes: int = 1 << 20
-    bytes_per_token: int = 16 << 10
-    base_s: float = 60.0
-    seconds_per_token: float = 1.0
-
-    def events(self, spec: RequestSpec) -> int:
-        return self.base_events + self.events_per_token * spec.max_tokens
-
-    def bytes(self, spec: RequestSpec) -> int:
-        return self.base_bytes + self.bytes_per_token * spec.max_tokens + 4 * len(spec.prompt.encode())
-
-    def seconds(self, spec: RequestSpec, concurrent: int = 1) -> float:
-        return self.base_s + self.seconds_per_token * spec.max_tokens * max(1, concurrent)
-
-
-STREAM_LIMITS = StreamLimits()
-
-
-@dataclass(frozen=True, slots=True)
-class RequestSpec:
-    """What to send. Temperature 0 and a fixed length make plain and draft outputs comparable."""
-
-    prompt: str = DEFAULT_PROMPT
-    max_tokens: int = 128
-    route: str = "completion"  # "completion" (llama-server's /completion, SGLang's /generate) or "chat"
-    temperature: float = 0.0
-    ignore_eos: bool = True
-    dialect: str = "llama.cpp"  # "llama.cpp", "vllm", "sglang" or "openai"
-    model: str | None = None
-    id_slot: int | None = None  # llama-server: run on this slot (its own slot each, even one after another)
-
-
 def request_body(spec: RequestSpec) -> tuple[str, dict[str, object]]:
-    """The path and JSON body for a spec, with each dialect's way of reporting tokens per chunk."""
-    llama = spec.dialect == "llama.cpp"
-    if spec.route == "completion" and spec.dialect == "sglang":
-        # SGLang's native route: per-request spec counts in the last event's meta_info, any release
-        params: dict[str, object] = {"max_new_tokens": spec.max_tokens, "temperature": spec.temperature}
-        if spec.ignore_eos:
-            params["ignore_eos"] = True
-        return "/generate", {"text": spec.prompt, "sampling_params": params, "stream": True}
-    if spec.route == "completion":
-        body: dict[str, object] = {"prompt": spec.prompt, "n_predict": spec.max_tokens}
-        path = "/completion"
-    else:
-        body = {
-            "messages": [{"role": "user", "content": spec.prompt}],
-            "max_tokens": spec.max_tokens,
-            "stream_options": {"include_usage": True, "continuous_usage_stats": not llama},
-        }
-        path = "/v1/chat/completions"
-        if spec.model:
-            body["model"] = spec.model
-        if spec.dialect == "sglang":
-            body["return_spec_tokens_details"] = True
-    body.update({"stream": True, "temperature": spec.temperature})
-    if spec.ignore_eos:
-        body["ignore_eos"] = True
-    if llama:
-        # per-event cumulative timings: exact token counts and a verify-step key on every event
-        body["timings_per_token"] = True
-        if spec.id_slot is not None:
-            body["id_slot"] = spec.id_slot
-    return path, body
+    """The path and JSON body for a spec, as its dialect asks (collectors/servers/registry.py)."""
+    return registry.request_body(spec)
 
 
 @contextlib.asynccontextmanager
@@ -162,13 +101,14 @@ async def stream_request(
     Raises SpectopError, naming the endpoint, when the server cannot be read or the stream
     breaks `limits` (with `concurrent` requests sharing the server)."""
     path, body = request_body(spec)
+    reader = registry.event_reader(spec)
     endpoint = base_url.rstrip("/") + path
-    state = streams.StreamState()
+    state = StreamState()
     t_send = clock()
     wall_s = limits.seconds(spec, concurrent)
     try:
         async with busy_sampling(busy_probe, 0.1) as busy_samples:
-            stream = _read(client, endpoint, body, auth_headers(api_key), state, spec, limits, clock)
+            stream = _read(client, endpoint, body, auth_headers(api_key), state, reader, spec, limits, clock)
             await asyncio.wait_for(stream, wall_s)
     except asyncio.TimeoutError:
         raise SpectopError(
@@ -188,13 +128,13 @@ async def _read(
     endpoint: str,
     body: dict[str, object],
     headers: dict[str, str],
-    state: streams.StreamState,
+    state: StreamState,
+    reader: EventReader,
     spec: RequestSpec,
     limits: StreamLimits,
     clock: Callable[[], float],
 ) -> None:
-    """Feed the stream's lines into `state`, within the events and bytes `limits` allow."""
-    native = spec.route == "completion"
+    """Feed the stream's lines into `state` through `reader`, within the events and bytes `limits` allow."""
     max_events, max_bytes = limits.events(spec), limits.bytes(spec)
     events = 0
     async with client.stream("POST", endpoint, json=body, headers=headers) as response:
@@ -204,13 +144,13 @@ async def _read(
                 f"answered HTTP {response.status_code}: {detail[:300]}", "check the URL and the server's log"
             )
         async for t_s, line in _lines(response.aiter_bytes(), max_bytes, clock):
-            if line.startswith("data:"):
+            if streams.event_data(line, reader.framing) is not None:
                 events += 1
                 if events > max_events:
                     raise SpectopError(
                         f"sent more than {max_events} events for {spec.max_tokens} tokens", NOT_A_SERVER
                     )
-            streams.feed_line(state, t_s, line, native)
+            streams.feed_event_line(state, t_s, line, reader)
 
 
 async def _lines(
@@ -254,12 +194,12 @@ def failed_record(
 ) -> RequestRecord:
     """The record of a request that failed before its stream could be read: no tokens, its error."""
     path, _ = request_body(spec)
-    state = streams.StreamState(error=error)
+    state = StreamState(error=error)
     return record_of(state, f"r{next(_request_ids)}", base_url, path, t_send, t_done, [], tag)
 
 
 def record_of(
-    state: streams.StreamState,
+    state: StreamState,
     request_id: str,
     base_url: str,
     path: str,

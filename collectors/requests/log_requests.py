@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from collectors.energy import ledger
 from collectors.requests.latency import ChunkEvent, LatencyProfile, Tail
 from collectors.requests.record import RequestRecord
-from collectors.servers.llamacpp_log import LoggedRequest, LogParser, parse_line
+from collectors.servers.llamacpp.log import LoggedRequest, LogParser, parse_line
 
 TAG = "log"
 MAX_EVENTS = 32  # decode tokens are paced over at most this many synthetic events

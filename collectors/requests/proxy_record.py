@@ -2,9 +2,9 @@
 
 The proxy sees the bytes a client sees, so a record is built exactly as spectop's own client
 builds one (collectors/requests/client.py `record_of`, fed by collectors/requests/streams.py), and its figures have
-the same definitions: committed tokens and drafted/accepted from the final `timings`/`usage`
-(llama-server `draft_n`/`draft_n_accepted`, vLLM `metrics.speculative_decoding`, SGLang
-`meta_info`/`sglext`), TTFT and gap tails from the chunks' arrival times.
+the same definitions: committed tokens and drafted/accepted from the final events, each read by
+the dialect whose fields they carry (collectors/servers/registry.py `any_native_reader`,
+`any_chunk_reader`), TTFT and gap tails from the chunks' arrival times.
 
 Pitfalls handled: the proxy never learns the API key: only the route, the body's `model`, the
 response and its timing go into a record, never a header. Chunks are split into lines here, push
@@ -27,17 +27,18 @@ from collectors.errors import SpectopError
 from collectors.requests import streams
 from collectors.requests.client import record_of
 from collectors.requests.record import RequestRecord
+from collectors.servers import registry
+from collectors.servers.wire import NDJSON
 
 TAG = "proxy"
 MAX_BYTES = 64 << 20  # recorded of one answer; past it the record says so and forwarding goes on
-NATIVE_ROUTES = frozenset({"/completion", "/completions", "/generate"})  # llama-server, SGLang native
 OPENAI_ROUTES = frozenset({"/v1/completions", "/v1/chat/completions", "/chat/completions"})
 _ids = itertools.count(1)
 
 
 def recorded_route(method: str, path: str) -> bool:
     """A request whose answer is a generation the Requests tab shows."""
-    return method == "POST" and (path in NATIVE_ROUTES or path in OPENAI_ROUTES)
+    return method == "POST" and (path in registry.native_paths() or path in OPENAI_ROUTES)
 
 
 class Capture:
@@ -45,7 +46,8 @@ class Capture:
 
     def __init__(self, server_url: str, path: str, t_send_s: float, request_body: bytes) -> None:
         self.server_url, self.path, self.t_send_s = server_url, path, t_send_s
-        self.native = path in NATIVE_ROUTES
+        self.native = path in registry.native_paths()  # a dialect's own route, not OpenAI's
+        self.reader = registry.path_reader(path)
         self.state = streams.StreamState(model=_model_of(request_body))
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._pending: list[str] = []
@@ -66,7 +68,7 @@ class Capture:
             self._stop(f"answered HTTP {status}")
         elif content_encoding not in ("", "identity"):
             self._stop(f"answer compressed ({content_encoding}): not read")
-        self._stream = content_type.startswith("text/event-stream")
+        self._stream = content_type.startswith("text/event-stream") or "ndjson" in content_type
 
     def chunk(self, t_s: float, data: bytes) -> None:
         """A piece of the body, `t_s` when it arrived (stamped before it was forwarded)."""
@@ -107,7 +109,7 @@ class Capture:
 
     def _line(self, t_s: float, line: str) -> None:
         try:
-            streams.feed_line(self.state, t_s, line, self.native)
+            streams.feed_event_line(self.state, t_s, line, self.reader)
         except SpectopError as exc:
             self._stop(f"streamed an event it could not read: {exc.what}")
 
@@ -122,7 +124,8 @@ class Capture:
             self._stop("answer is not a JSON object")
             return
         # a native answer is the stream's last event, stop and all
-        self._line(t_s, "data: " + json.dumps({**payload, "stop": True} if self.native else payload))
+        event = json.dumps({**payload, "stop": True} if self.native else payload)
+        self._line(t_s, event if self.reader.framing == NDJSON else "data: " + event)
 
     def _stop(self, error: str) -> None:
         self._reading, self._error = False, error

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from collectors.servers.base import ServerCollector
 from collectors.servers.registry import check_url, default_route, detect, dialect, open_collector
-from collectors.servers.sglang_snapshot import SglangSnapshot
 from collectors.servers.snapshot import ServerSnapshot
 
 __all__ = [
     "ServerCollector",
     "ServerSnapshot",
-    "SglangSnapshot",
     "check_url",
     "default_route",
     "detect",

@@ -25,9 +25,11 @@ from collectors import promtext
 from collectors.errors import ServerUnreachable, SpectopError
 from collectors.http import describe, get_page, make_client
 from collectors.servers import rounding
+from collectors.servers.advice import DialectAdvice
 from collectors.servers.answers import error_snapshot, parse_metrics
 from collectors.servers.series import as_int
 from collectors.servers.snapshot import ServerSnapshot
+from collectors.servers.wire import DialectWire
 
 REFUSED = "refused: the server needs an API key (--api-key or SPECTOP_API_KEY)"
 IDENTITY_POLLS = 10  # what a dialect reads once per server start is read again every this many polls
@@ -195,7 +197,7 @@ class Probe:
         return any(r.status_code == 401 for r in self._answers.values())
 
 
-class ServerCollector:
+class ServerCollector(DialectWire, DialectAdvice):
     """One server dialect. Subclasses set the capabilities and implement `answers`, `fetch`, `derive`."""
 
     backend: ClassVar[str]  # the name detection returns and snapshots and sweep rows carry

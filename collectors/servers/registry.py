@@ -10,14 +10,18 @@ when nothing connected).
 
 from __future__ import annotations
 
+import functools
+
 import httpx
 
 from collectors.errors import SpectopError
 from collectors.http import describe
+from collectors.requests.spec import RequestSpec
 from collectors.servers.base import Probe, ServerCollector
-from collectors.servers.llamacpp import LlamaCppCollector
-from collectors.servers.sglang import SglangCollector
-from collectors.servers.vllm import VllmCollector
+from collectors.servers.llamacpp.collector import LlamaCppCollector
+from collectors.servers.sglang.collector import SglangCollector
+from collectors.servers.vllm.collector import VllmCollector
+from collectors.servers.wire import SSE, Body, EventReader, chunk_reader, native_reader, openai_body
 from collectors.url_auth import shown, without_userinfo
 
 DIALECTS: list[type[ServerCollector]] = [
@@ -34,7 +38,7 @@ def _names(joiner: str) -> str:
 
 def dialect(backend: str) -> type[ServerCollector]:
     """The dialect `detect` calls `backend`; a clear error for one spectop does not read."""
-    found = next((d for d in DIALECTS if d.backend == backend), None)
+    found = find(backend)
     if found is None:
         raise SpectopError(f"no collector for a {backend!r} server", f"spectop reads {_names('and')}")
     return found
@@ -42,8 +46,82 @@ def dialect(backend: str) -> type[ServerCollector]:
 
 def default_route(backend: str) -> str:
     """The request route a probe or sweep uses on `backend`; OpenAI chat where no dialect claims it."""
-    found = next((d for d in DIALECTS if d.backend == backend), None)
+    found = find(backend)
     return found.default_route if found is not None else "chat"
+
+
+def default_backend() -> str:
+    """The server spectop looks for where nothing says which: the first dialect's."""
+    return DIALECTS[0].backend
+
+
+def find(backend: str | None) -> type[ServerCollector] | None:
+    """The dialect `detect` calls `backend`, None where none is; None asks for the first, the default."""
+    return DIALECTS[0] if backend is None else next((d for d in DIALECTS if d.backend == backend), None)
+
+
+def request_body(spec: RequestSpec) -> Body:
+    """The path and body that ask the spec's dialect for it; OpenAI-style where no dialect claims it."""
+    found = find(spec.dialect)
+    return found.request_body(spec) if found is not None else openai_body(spec)
+
+
+def event_reader(spec: RequestSpec) -> EventReader:
+    """How the answer to `spec` streams: its dialect's native events on the completion route,
+    else OpenAI chunks with every dialect's extensions (as the capture proxy reads them)."""
+    found = find(spec.dialect)
+    if spec.route == "completion":
+        return (found.native_events if found is not None else None) or any_native_reader()
+    return any_chunk_reader()
+
+
+def any_native_reader() -> EventReader:
+    """One SSE reader for every dialect's native route: each event goes to the dialect it is from."""
+    return _native_reader(tuple(DIALECTS))
+
+
+def any_chunk_reader() -> EventReader:
+    """OpenAI-style chunks with what every dialect adds to them."""
+    return _chunk_reader(tuple(DIALECTS))
+
+
+def native_paths() -> frozenset[str]:
+    """The paths of every dialect's native route (the capture proxy reads them as native events)."""
+    return frozenset(path for d in DIALECTS for path in d.native_paths)
+
+
+def path_reader(path: str) -> EventReader:
+    """How a stream answered at `path` reads when the server is not known: a dialect's native
+    route by its own reader where that one frames its events differently, else as `event_reader`."""
+    native = [d.native_events for d in DIALECTS if path in d.native_paths and d.native_events is not None]
+    if native and native[0].framing != SSE:
+        return native[0]
+    return any_native_reader() if native else any_chunk_reader()
+
+
+@functools.lru_cache(maxsize=8)
+def _native_reader(dialects: tuple[type[ServerCollector], ...]) -> EventReader:
+    return native_reader([d.native_events for d in dialects if d.native_events is not None])
+
+
+@functools.lru_cache(maxsize=8)
+def _chunk_reader(dialects: tuple[type[ServerCollector], ...]) -> EventReader:
+    return chunk_reader([d.chunk_extension for d in dialects if d.chunk_extension is not None])
+
+
+def default_program() -> str:
+    """The program that starts the default server, for a message's example."""
+    return next((d.program for d in DIALECTS if d.program), "SERVER")
+
+
+def example_draft_command() -> str:
+    """A drafting server command for a message's example: the first dialect's that has one."""
+    return next((d.example_draft_command for d in DIALECTS if d.example_draft_command), "SERVER --draft ...")
+
+
+def hints(name: str) -> str:
+    """Every dialect's hint called `name` (`void_draft_hint`, `no_counts_hint`, ...), joined."""
+    return "; ".join(hint for d in DIALECTS if (hint := getattr(d, name)))
 
 
 def open_collector(

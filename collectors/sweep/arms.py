@@ -16,7 +16,7 @@ from collectors.errors import SpectopError
 from collectors.launch.process import ServerProcess, url_from_argv
 from collectors.launch.specflags import derive_plain_argv, has_speculative_flags
 from collectors.redact import redact_argv, redact_command
-from collectors.servers import check_url
+from collectors.servers import check_url, registry
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +49,7 @@ def split_command(command: str | Sequence[str]) -> list[str]:
     if not argv:
         raise SpectopError(
             "empty server command",
-            "e.g. --draft-cmd 'llama-server -m t.gguf -md d.gguf --spec-type draft-simple'",
+            f"e.g. --draft-cmd '{registry.example_draft_command()}'",
         )
     return argv
 

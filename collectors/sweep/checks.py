@@ -18,6 +18,7 @@ from types import MappingProxyType
 from typing import Any
 
 from collectors.meters.sampler import WindowEnergy
+from collectors.servers import registry
 
 Row = Mapping[str, Any]
 
@@ -90,14 +91,14 @@ def point_flags(
 
 def copies_ngrams(row: Row) -> bool:
     """Whether the point's arm drafts by n-gram copying: its name or its server's command says so
-    (llama-server's --spec-type ngram-*, vLLM's "method": "ngram", SGLang's NGRAM)."""
+    (each server's n-gram setting names it: collectors/servers/<name>/advice.py)."""
     command = (row.get("server") or {}).get("command") or ""
     return "ngram" in row["arm"].lower() or "ngram" in command.lower()
 
 
 def void_message(row: Row) -> str:
     """Why a drafting point drafted nothing, and what to do. A draft model that never drafts is a
-    setup fault (llama-server needs --spec-type as well as -md); n-gram copying drafts only where
+    setup fault (a dialect's `void_draft_hint` says how it is fixed); n-gram copying drafts only where
     the text repeats, so on prompts with nothing to copy drafting nothing is what it does."""
     if copies_ngrams(row):
         return (
@@ -105,10 +106,7 @@ def void_message(row: Row) -> str:
             "these prompts (it drafts where the answer repeats the prompt, as in edits); the point "
             "measures plain decoding, and counts as measured if the arm drafts on another class"
         )
-    return (
-        f"the {row['arm']} arm drafted nothing: a void point (llama-server needs "
-        "--spec-type draft-simple as well as -md)"
-    )
+    return f"the {row['arm']} arm drafted nothing: a void point ({registry.hints('void_draft_hint')})"
 
 
 def drafting_flags(row: Row) -> list[dict[str, str]]:
@@ -124,8 +122,7 @@ def drafting_flags(row: Row) -> list[dict[str, str]]:
             flag(
                 "drafting-unknown",
                 "the server reported no drafted or accepted counts, per request or on /metrics "
-                "(vLLM: start it with --per-request-spec-decode-metrics summary, or without "
-                "--disable-log-stats): acceptance and width are unknown",
+                f"({registry.hints('no_counts_hint')}): acceptance and width are unknown",
             )
         )
     if not row.get("steps_exact", True) and row.get("mean_advance") is not None:

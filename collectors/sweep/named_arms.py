@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from collectors.errors import SpectopError
 from collectors.launch.process import url_from_argv
 from collectors.launch.specflags import derive_plain_argv, has_speculative_flags
-from collectors.servers import check_url
+from collectors.servers import check_url, registry
 from collectors.sweep.arms import ArmSpec, split_command
 
 MAX_ARMS = 16  # besides plain: each arm is a server and a row per class
@@ -95,7 +95,8 @@ def make_named_arms(
     draft_argv = split_command(draft_cmd) if draft_cmd else None
     if draft_max and draft_argv is None:
         raise SpectopError(
-            "--draft-max needs the draft command to vary", "add --draft-cmd 'llama-server ...'"
+            "--draft-max needs the draft command to vary",
+            f"add --draft-cmd '{registry.default_program()} ...'",
         )
     if draft_argv is not None and not has_speculative_flags(draft_argv):
         raise SpectopError(

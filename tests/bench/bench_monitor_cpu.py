@@ -38,9 +38,10 @@ import time
 import httpx
 import psutil
 
-from collectors.launch.process import ServerProcess, find_llama_server, free_port, llama_server_argv
+from collectors.launch.process import ServerProcess, free_port
 from collectors.launch.tinymodels import write_model_pair
 from collectors.requests.client import RequestSpec, stream_request
+from collectors.servers.llamacpp.launch import find_llama_server, llama_server_argv
 
 COLS, ROWS = 160, 45
 WARMUP_S = 6.0  # imports, first frames, the meter's first readings: startup is measured elsewhere

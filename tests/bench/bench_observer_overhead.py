@@ -16,10 +16,11 @@ import time
 
 import httpx
 
-from collectors.launch.process import ServerProcess, find_llama_server, free_port, llama_server_argv
+from collectors.launch.process import ServerProcess, free_port
 from collectors.launch.tinymodels import write_model_pair
 from collectors.requests.client import RequestSpec, stream_request
-from collectors.servers.llamacpp import LlamaCppCollector
+from collectors.servers.llamacpp.collector import LlamaCppCollector
+from collectors.servers.llamacpp.launch import find_llama_server, llama_server_argv
 
 
 async def batch(url: str, poll_period_s: float | None) -> float:

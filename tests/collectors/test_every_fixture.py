@@ -8,7 +8,8 @@ import pytest
 
 from collectors import promtext
 from collectors.requests import streams
-from collectors.servers import llamacpp
+from collectors.servers.llamacpp import collector as llamacpp
+from collectors.servers.llamacpp import stream as llamacpp_stream
 from tests.support.captures import FIXTURES, read_json, read_text
 
 FILES = sorted(p.name for p in FIXTURES.iterdir() if p.name != "README.md")
@@ -70,7 +71,7 @@ def check_concurrent(name: str) -> None:
     states = []
     for timings in read_json(name).values():
         state = streams.StreamState()
-        state.take_timings(timings)
+        llamacpp_stream.take_timings(state, timings)
         states.append(state)
     assert len(states) == 4 and all(s.committed_tokens for s in states)
     drafting = [s.draft_n is not None for s in states]

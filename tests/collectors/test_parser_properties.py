@@ -23,7 +23,9 @@ from collectors import promtext
 from collectors.errors import SpectopError
 from collectors.requests import streams
 from collectors.requests.client import record_of
-from collectors.servers import detect, llamacpp, open_collector
+from collectors.servers import detect, open_collector
+from collectors.servers.llamacpp import collector as llamacpp
+from collectors.servers.llamacpp import stream as llamacpp_stream
 from collectors.servers.snapshot import ServerSnapshot
 from tests.support.answer_strategies import (
     FIELDS,
@@ -192,4 +194,4 @@ def test_stream_lines(lines, native):
 
 def test_the_strategies_reach_the_fields_read():
     # a guard that the generated keys are the ones read: a renamed field would leave paths untried
-    assert set(llamacpp.PROPS) <= set(FIELDS) and set(streams.TIMINGS) <= set(FIELDS)
+    assert set(llamacpp.PROPS) <= set(FIELDS) and set(llamacpp_stream.TIMINGS) <= set(FIELDS)

@@ -19,8 +19,9 @@ import httpx
 import pytest
 
 from collectors.errors import SpectopError
-from collectors.launch.process import ServerProcess, free_port, llama_server_argv
+from collectors.launch.process import ServerProcess, free_port
 from collectors.servers.auto import AutoCollector
+from collectors.servers.llamacpp.launch import llama_server_argv
 from tui.app import SpectopApp
 from tui.commands import watch
 from tui.config import Settings

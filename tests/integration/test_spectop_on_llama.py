@@ -10,7 +10,7 @@ import pytest
 
 from collectors import promtext
 from collectors.requests.client import RequestSpec, stream_request
-from collectors.servers.llamacpp import LlamaCppCollector
+from collectors.servers.llamacpp.collector import LlamaCppCollector
 from tui.cli import main
 
 pytestmark = pytest.mark.llama

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from collectors.requests.client import RequestSpec, stream_request
-from collectors.servers.llamacpp import LlamaCppCollector
+from collectors.servers.llamacpp.collector import LlamaCppCollector
 
 pytestmark = pytest.mark.llama
 

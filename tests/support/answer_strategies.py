@@ -17,7 +17,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from collectors.requests import streams
-from collectors.servers import llamacpp
+from collectors.servers.llamacpp import collector as llamacpp
 from collectors.servers.shapes import INT, NUMBER, TEXT, ListOf, OneOf, Required, Scalar
 
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from collectors import promtext
-from collectors.servers import llamacpp
+from collectors.servers.llamacpp import collector as llamacpp
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data" / "llama-server"
 PREFIXES = ("plain", "draft-simple", "void")

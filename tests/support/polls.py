@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 from collectors import promtext
-from collectors.servers import sglang, vllm
+from collectors.servers.sglang import collector as sglang
+from collectors.servers.vllm import collector as vllm
 from tests.support.captures import read_text
 from tests.support.fake_sglang import SglangRank, SglangTokenizer
 

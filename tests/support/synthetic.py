@@ -8,7 +8,7 @@ from collectors.meters import MeterInfo, MeterReading
 from collectors.requests import streams
 from collectors.requests.client import record_of
 from collectors.requests.record import RequestRecord
-from collectors.servers import llamacpp
+from collectors.servers.llamacpp import collector as llamacpp
 from collectors.sweep.events import IdleMeasured, PointDone, PointProgressed, SweepEnded, SweepStarted
 from collectors.sweep.plan import SweepPlan
 from collectors.sweep.summary import summarize

@@ -13,7 +13,7 @@ from collectors.errors import SpectopError
 from collectors.launch.process import free_port
 from collectors.requests.log_requests import TimedRequest
 from collectors.requests.proxy_server import ListenAddress, check_port, listen_address
-from collectors.servers.llamacpp_log import LoggedRequest
+from collectors.servers.llamacpp.log import LoggedRequest
 from collectors.simulator.simulator import Simulator
 from tests.support import synthetic
 from tests.support.dashboard import FakeCollector, FakeSampler, wait_until

@@ -8,7 +8,7 @@ import json
 import pytest
 from rich.console import Console
 
-from collectors.servers import llamacpp
+from collectors.servers.llamacpp import collector as llamacpp
 from tests.support.captures import raw
 from tests.support.fake_servers import FakeVllm
 from tests.support.fake_sglang import FakeSglang, SglangRank, SglangTokenizer

@@ -23,7 +23,7 @@ from collectors.meters import sampling
 from collectors.recording.writer import Recorder
 from collectors.redact import secrets_in
 from collectors.requests.proxy_server import check_port
-from collectors.servers import check_url
+from collectors.servers import check_url, registry
 from collectors.servers.auto import AutoCollector
 from tui.commands import _common as opts
 from tui.config import ServerSpec, Settings, at_most, read_fleet, short_name, unique
@@ -89,7 +89,7 @@ def take_stdin_pipe() -> int:
     if os.isatty(0):
         raise SpectopError(
             "--server-log - reads a pipe, but standard input is the terminal",
-            "pipe the server's log in: llama-server ... 2>&1 | spectop --server-log -",
+            f"pipe the server's log in: {registry.default_program()} ... 2>&1 | spectop --server-log -",
         )
     try:
         tty = os.open("/dev/tty", os.O_RDWR)

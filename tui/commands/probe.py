@@ -17,7 +17,7 @@ from collectors.http import STREAM_TIMEOUT, make_client
 from collectors.meters import sampling
 from collectors.requests.client import DEFAULT_PROMPT, RequestSpec, stream_request
 from collectors.requests.record import RequestRecord
-from collectors.servers import check_url, default_route, detect, open_collector
+from collectors.servers import check_url, default_route, detect, open_collector, registry
 from collectors.sweep.plan import MAX_TOKENS
 from tui.commands import _common as opts
 
@@ -122,9 +122,8 @@ def render(record: RequestRecord) -> Table:
         rows.append(
             (
                 "note",
-                "the server reported no step or draft counts (vLLM: start it with "
-                "--per-request-spec-decode-metrics summary): steps and G come from stream bursts, "
-                "which split and merge under load",
+                f"the server reported no step or draft counts ({registry.hints('no_request_counts_hint')}): "
+                "steps and G come from stream bursts, which split and merge under load",
             )
         )
     for name, value in rows:

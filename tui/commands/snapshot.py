@@ -17,7 +17,7 @@ from collectors.export import json_forms
 from collectors.fmt import MISSING, num, pct
 from collectors.http import make_client
 from collectors.meters import sampling
-from collectors.servers import ServerSnapshot, SglangSnapshot, check_url, detect, open_collector
+from collectors.servers import ServerSnapshot, check_url, detect, open_collector, registry
 from tui.commands import _common as opts
 
 NAME = "snapshot"
@@ -107,8 +107,9 @@ def render(snap: ServerSnapshot) -> Table:
         ("drafted / accepted (total)", f"{num(snap.drafted_total, 'd')} / {num(snap.accepted_total, 'd')}"),
         ("/metrics", escape(snap.metrics_status)),
     ]
-    if snap.backend in _LOAD_ENDPOINT:
-        rows.append((_LOAD_ENDPOINT[snap.backend], escape(snap.slots_status)))
+    dialect = registry.find(snap.backend)
+    if dialect is not None and dialect.load_endpoint:
+        rows.append((dialect.load_endpoint, escape(snap.slots_status)))
     rows += [("note", note) for note in _notes(snap)]
     for name, value in rows:
         table.add_row(name, value)
@@ -117,14 +118,8 @@ def render(snap: ServerSnapshot) -> Table:
 
 def _notes(snap: ServerSnapshot) -> list[str]:
     """Why a window figure is unknown or approximate, where the snapshot says."""
-    notes = []
-    if isinstance(snap, SglangSnapshot) and snap.drafting:
-        notes.append(
-            "SGLang gives acceptance and G as gauges over its last 40 decode iterations, shown "
-            "for a window that decoded; it has no drafted or accepted counts"
-        )
-    if snap.backend == "llama.cpp" and snap.window_s and snap.drafting and snap.window_finished == 0:
-        notes.append("no request finished in the window: llama-server counts drafting when a request ends")
+    dialect = registry.find(snap.backend)
+    notes = dialect.snapshot_notes(snap) if dialect is not None else []
     if snap.counters_rounded:
         notes.append(
             "the server prints counters past 10⁶ with 6 significant digits: window figures are "
@@ -140,14 +135,8 @@ def _notes(snap: ServerSnapshot) -> list[str]:
     return notes
 
 
-_LOAD_ENDPOINT = {"llama.cpp": "/slots", "sglang": "/v1/loads"}  # vLLM's load is on /metrics
-
-
 def _drafting(snap: ServerSnapshot) -> str:
     if snap.drafting is None:
-        return (
-            "unknown (/slots unavailable)"
-            if snap.backend == "llama.cpp"
-            else "unknown (the server does not say)"
-        )
+        dialect = registry.find(snap.backend)
+        return f"unknown ({dialect.drafting_unknown_reason if dialect else 'the server does not say'})"
     return "yes" if snap.drafting else "no: this server drafts nothing"

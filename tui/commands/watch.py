@@ -19,6 +19,7 @@ from collectors.errors import SpectopError
 from collectors.launch.process import ServerProcess, is_void_draft
 from collectors.redact import scrub, secrets_in
 from collectors.requests.proxy_server import check_port
+from collectors.servers import registry
 from tui.commands import _common as opts
 from tui.commands import dashboard
 from tui.config import Settings
@@ -47,7 +48,8 @@ def server_argv(args: argparse.Namespace) -> list[str]:
         argv = argv[1:]
     if not argv:
         raise SpectopError(
-            "no server command to watch", "put it after --: spectop watch -- llama-server -m MODEL"
+            "no server command to watch",
+            f"put it after --: spectop watch -- {registry.default_program()} -m MODEL",
         )
     return argv
 

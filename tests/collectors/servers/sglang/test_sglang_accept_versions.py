@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import pytest
 
-from collectors.servers import sglang, sglang_accept
+from collectors.servers.sglang import accept as sglang_accept
+from collectors.servers.sglang import collector as sglang
 from tests.support.polls import sglang_raw
 from tests.support.sglang_versions import info, page, rate_of
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collectors.servers.llamacpp_slots import SlotState, finished_requests, generated_tokens, slot_states
+from collectors.servers.llamacpp.slots import SlotState, finished_requests, generated_tokens, slot_states
 
 
 def busy(slot_id: int, task: int, decoded: int) -> SlotState:

@@ -18,7 +18,9 @@ from pathlib import Path
 import pytest
 
 from collectors import promtext
-from collectors.servers import base, vllm, vllm_v0
+from collectors.servers import base
+from collectors.servers.vllm import collector as vllm
+from collectors.servers.vllm import v0 as vllm_v0
 from tests.support.vllm_v0_pages import V0Sampler, V0State, v0_page
 
 URL = "http://127.0.0.1:8000"

@@ -6,8 +6,8 @@ import httpx
 import pytest
 
 from collectors import promtext
-from collectors.servers import llamacpp
 from collectors.servers.base import window_delta
+from collectors.servers.llamacpp import collector as llamacpp
 from tests.support.captures import PREFIXES, raw, read_json, read_text
 
 URL = "http://127.0.0.1:8080"

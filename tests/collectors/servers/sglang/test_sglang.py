@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from collectors.export import json_forms
-from collectors.servers import sglang
 from collectors.servers.base import window_delta
+from collectors.servers.sglang import collector as sglang
 from tests.support.fake_servers import MODEL, mock_client
 from tests.support.fake_sglang import (
     SGLANG_REFERENCE_PAGE,

@@ -11,7 +11,7 @@ So a server configured with EAGLE-3 and stats off must not read as "drafts nothi
 from __future__ import annotations
 
 from collectors.checkup import run_doctor
-from collectors.servers import vllm
+from collectors.servers.vllm import collector as vllm
 from tests.support.fake_servers import FakeVllm, VllmEngine, mock_client
 
 URL = "http://127.0.0.1:8000"

@@ -43,7 +43,9 @@ from collectors.servers.base import (
 from collectors.servers.base import (
     RawPoll as BaseRawPoll,
 )
-from collectors.servers.llamacpp_slots import SlotState, finished_requests, generated_tokens, slot_states
+from collectors.servers.llamacpp.advice import LlamaCppAdvice
+from collectors.servers.llamacpp.slots import SlotState, finished_requests, generated_tokens, slot_states
+from collectors.servers.llamacpp.stream import LlamaCppWire
 from collectors.servers.series import as_int, position_of
 from collectors.servers.shapes import INT, TEXT, ListOf, OneOf, Required, json_of
 from collectors.servers.snapshot import ServerSnapshot
@@ -214,7 +216,7 @@ def counters(raw: RawPoll) -> WindowCounters:
     return WindowCounters(**values, request_steps=request_steps, errors=errors)
 
 
-class LlamaCppCollector(ServerCollector):
+class LlamaCppCollector(LlamaCppWire, LlamaCppAdvice, ServerCollector):
     """Polls one llama-server; keeps the previous poll so each snapshot has a window."""
 
     backend = BACKEND

@@ -1,18 +1,17 @@
 """vLLM (V1 engine): poll /health and /metrics, and once /version, /v1/models and /server_info.
 
 Pitfalls handled (collectors/docs/servers.md, vLLM): engine series carry `engine` (one per DP rank) and
-`model_name` labels, so counters are summed over label sets before any ratio; they move on every
-engine step, so the window needs no per-request bookkeeping; a restart shows as a new `*_created`
-stamp or (multiprocess mode) a counter going backwards; spec series exist only with a spec config.
-`--disable-log-stats` removes the engine series but not every `vllm:` series (a tool-call parser's
-and the realtime task's are registered whatever that flag says), so "stats on" is read from
-`ENGINE_SERIES`, and without them drafting is unknown, not "drafts nothing". A sweep window's
-requests per step is the sum over engines, which step on their own; DP's slots, API servers and
-multiprocess pages are `vllm_dp`'s, V0's counters `vllm_v0`'s, KV use, sleep `engine_state`'s.
-`spec_decode_num_drafts_total` counts only (request, step) pairs that had draft tokens (`scheduler.py`
-`update_from_output`), so the window's steps are the step-latency histogram's observations: one
-per request per engine step after its first token, every step counted. A server without spec
-series drafts nothing: its drafted and accepted counts are 0, not unknown.
+`model_name` labels, so counters are summed over label sets before any ratio; they move on every engine
+step, so the window needs no per-request bookkeeping; a restart shows as a new `*_created` stamp or
+(multiprocess mode) a counter going backwards; spec series exist only with a spec config.
+`--disable-log-stats` removes the engine series but not every `vllm:` series (a tool-call parser's and
+the realtime task's are registered whatever that flag says), so "stats on" is read from `ENGINE_SERIES`,
+and without them drafting is unknown, not "drafts nothing". A sweep window's requests per step is the
+sum over engines, which step on their own; DP's slots, API servers and multiprocess pages are
+`vllm_dp`'s, V0's counters `vllm_v0`'s, KV use, sleep `engine_state`'s. `spec_decode_num_drafts_total`
+counts only (request, step) pairs that had draft tokens (`scheduler.py` `update_from_output`), so the
+window's steps are the step-latency histogram's observations, one per request per engine step after its
+first token. Without spec series: drafted and accepted are 0.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ from typing import Any
 import httpx
 
 from collectors.http import gather_reads
-from collectors.servers import engine_state, series, vllm_dp, vllm_v0
+from collectors.servers import engine_state, series
 from collectors.servers.answers import json_body, model_owner, read_metrics
 from collectors.servers.base import (
     Probe,
@@ -39,6 +38,10 @@ from collectors.servers.base import (
 from collectors.servers.base import RawPoll as BaseRawPoll
 from collectors.servers.shapes import INT, member
 from collectors.servers.snapshot import ServerSnapshot
+from collectors.servers.vllm import dp as vllm_dp
+from collectors.servers.vllm import v0 as vllm_v0
+from collectors.servers.vllm.advice import VllmAdvice
+from collectors.servers.vllm.stream import VllmWire
 
 BACKEND = "vllm"
 PREFIX = "vllm:"
@@ -50,8 +53,7 @@ PER_POSITION = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
 RUNNING = "vllm:num_requests_running"
 WAITING = "vllm:num_requests_waiting"
 STEPS_HISTOGRAM = vllm_dp.STEPS_HISTOGRAM
-# one observation per request per engine step
-# (every decode step after a request's first token); the older name went away by 0.27
+# one observation per request per engine step after its first; the older name went away by 0.27
 STEP_LATENCY = ("vllm:inter_token_latency_seconds_count", "vllm:time_per_output_token_seconds_count")
 COUNTERS = (GENERATED, DRAFTS, DRAFT_TOKENS, ACCEPTED, PER_POSITION, "vllm:prompt_tokens_total")
 # engine series every V1 (and V0) server registers unless --disable-log-stats
@@ -228,13 +230,12 @@ def counters(raw: RawPoll) -> WindowCounters | None:
     )
 
 
-class VllmCollector(ServerCollector):
-    """Polls one vLLM server; keeps the previous poll so each snapshot has a window."""
+class VllmCollector(VllmWire, VllmAdvice, ServerCollector):
+    """Polls one vLLM server (its load is gauges on /metrics: no load endpoint), keeping each poll for a window."""
 
     backend = BACKEND
     display_name = "vLLM"
     start_hint = "start vLLM there (vllm serve MODEL)"
-    load_endpoint = None  # running and waiting requests are gauges on /metrics
     has_window_counters = True  # unless --disable-log-stats
     http_hints = {("/metrics", 404): "not found (HTTP 404): is --server the vLLM API server's port?"}
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from collectors.servers.llamacpp_log import LogParser, parse_line, parse_text
+from collectors.servers.llamacpp.log import LogParser, parse_line, parse_text
 
-LOGS = Path(__file__).resolve().parents[2] / "fixtures" / "llama-server-logs"
+LOGS = Path(__file__).resolve().parents[3] / "fixtures" / "llama-server-logs"
 
 
 def read(name: str) -> str:

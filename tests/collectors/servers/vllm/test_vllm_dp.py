@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from collectors import promtext
-from collectors.servers import base, vllm, vllm_dp
+from collectors.servers import base
+from collectors.servers.vllm import collector as vllm
+from collectors.servers.vllm import dp as vllm_dp
 from tests.support.fake_servers import VllmEngine, vllm_page
 from tests.support.vllm_dp_pages import ApiServer, dp_page
 

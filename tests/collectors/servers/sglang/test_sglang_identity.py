@@ -9,8 +9,9 @@ answers 503 while starting, while shutting down (`gracefully_exit`) and when the
 
 from __future__ import annotations
 
-from collectors.servers import base, sglang
+from collectors.servers import base
 from collectors.servers.answers import parse_metrics
+from collectors.servers.sglang import collector as sglang
 from tests.support.fake_servers import mock_client
 from tests.support.fake_sglang import FakeSglang, server_info
 from tests.support.polls import R0, TOK

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from collectors.servers import vllm
+from collectors.servers.vllm import collector as vllm
 from tests.support.fake_servers import (
     MODEL,
     VLLM_REFERENCE_PAGE,

@@ -29,7 +29,7 @@ import httpx
 
 from collectors.errors import SpectopError
 from collectors.http import gather_reads
-from collectors.servers import engine_state, series, sglang_accept, sglang_json
+from collectors.servers import engine_state, series
 from collectors.servers.answers import json_body, json_with, model_owner, read_metrics
 from collectors.servers.base import (
     Probe,
@@ -42,7 +42,11 @@ from collectors.servers.base import (
 from collectors.servers.base import (
     RawPoll as BaseRawPoll,
 )
-from collectors.servers.sglang_snapshot import SglangSnapshot
+from collectors.servers.sglang import accept as sglang_accept
+from collectors.servers.sglang import pages as sglang_json
+from collectors.servers.sglang.advice import SglangAdvice
+from collectors.servers.sglang.snapshot import SglangSnapshot
+from collectors.servers.sglang.stream import SglangWire
 from collectors.servers.shapes import INT, member, objects
 from collectors.servers.snapshot import ServerSnapshot
 
@@ -203,7 +207,7 @@ def counters(raw: RawPoll) -> WindowCounters | None:
     )
 
 
-class SglangCollector(ServerCollector):
+class SglangCollector(SglangWire, SglangAdvice, ServerCollector):
     """Polls one SGLang server; keeps the previous poll so each snapshot has a window."""
 
     backend = BACKEND

@@ -5,8 +5,9 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from collectors.servers import vllm, vllm_dp
 from collectors.servers.snapshot import ServerSnapshot
+from collectors.servers.vllm import collector as vllm
+from collectors.servers.vllm import dp as vllm_dp
 from tests.support.fake_servers import MODEL, FakeVllm, VllmEngine, json_answer, mock_client, vllm_page
 from tests.support.polls import vllm_raw as raw
 from tests.support.vllm_engines import D0, D1, E0, E1
