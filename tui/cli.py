@@ -152,6 +152,11 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
         args.command_parser.error(
             f"unrecognized arguments: {' '.join(unknown)}{_did_you_mean(unknown, args)}"
         )
+    for action in args.command_parser._actions:
+        # argparse (before 3.12) reads `--window=--` as no value at all, an empty list its type never saw
+        if action.nargs is None and action.type is not None and getattr(args, action.dest, None) == []:
+            option = action.option_strings[-1]
+            raise SpectopError(f"{option} needs a value, not '--'", f"e.g. {option} {action.default}")
     return args
 
 
