@@ -167,6 +167,10 @@ class SpectopApp(App[None]):
         own, busy = self.state.records.values(), self.state.ledger.busy_slots_during
         self.add_records(self.log_records.new_records(message.requests, own, busy))
 
+    def on_log_reader_state(self, message: messages.LogReaderState) -> None:
+        self.live.log_state = (message.text, message.problem)
+        self.live.show_sources(self.main)
+
     def on_proxy_request_recorded(self, message: messages.ProxyRequestRecorded) -> None:
         # a log row of the same request is left out when it comes (LogRecords.new_records): the
         # log reader holds its rows past their end, so this record, which has gap tails, is first

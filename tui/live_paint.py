@@ -27,12 +27,13 @@ class LivePainter:
         self._clock = clock
         self.painted_s: float | None = None  # when power and energy were last repainted
         self.stale = False  # the state holds readings the power and energy panels do not show yet
+        self.log_state: tuple[str, bool] | None = None  # the server log's reader (--server-log)
 
     def show_sources(self, screen: DashboardScreen) -> str | None:
         """The source bar; returns the void-draft warning, which the drafting panel shows too."""
         s, state = self.settings, self.fleet.state
         warning = void_warning(self.fleet.watched.url, s.draft_url, s.draft_cmd, state.latest)
-        screen.show_sources(state.latest, self.fleet.meter_error, state.paused, warning)
+        screen.show_sources(state.latest, self.fleet.meter_error, state.paused, warning, self.log_state)
         return warning
 
     def due(self) -> bool:

@@ -55,6 +55,14 @@ class LogRequestsRead(Message):
         self.requests = requests
 
 
+class LogReaderState(Message):
+    """How the server log's reader stands: reading (with what it skipped), or why it cannot."""
+
+    def __init__(self, text: str, problem: bool = False) -> None:
+        super().__init__()
+        self.text, self.problem = text, problem
+
+
 class ProxyRequestRecorded(Message):
     """A request through the capture proxy finished (collectors/requests/proxy.py); posted from its thread."""
 

@@ -10,6 +10,7 @@ never ends polling and the top bar never stays at "ok" after the server is gone.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Callable
 
@@ -32,6 +33,8 @@ from collectors.sweep.request import SweepRequest, run_request
 from tui import messages
 from tui.config import Settings
 from tui.fleet import Fleet, WatchedServer
+
+LOG_RETRY_S = 2.0  # a log that cannot be read now is tried again this often
 
 Post = Callable[[Message], object]  # App.post_message: safe from any thread
 Stopped = Callable[[], bool]
@@ -108,22 +111,58 @@ async def probe(server: WatchedServer, api_key: str | None, post: Post) -> None:
 
 
 def follow_server_log(settings: Settings, post: Post, stopped: Stopped) -> None:
-    """Follow the server's log (`--server-log`) on this thread; post the requests it reports finished."""
+    """Follow the server's log (`--server-log`) on this thread; post the requests it reports
+    finished, and the reader's state whenever it changes: a log that cannot be read (not there,
+    root's only, a device) is said in the source bar for as long as it lasts, and tried again."""
     path = settings.server_log
     assert path is not None
-    follower = LogFollower(path, stdin_fd=settings.server_log_fd)
     # held past their end so an own request's record, which ends a moment later, comes first
     reader = LogReader(hold_s=OWN_MATCH_S + 0.5)
+    follower: LogFollower | None = None
+    said: tuple[str, bool] | None = None
+
+    def say(text: str, problem: bool = False) -> None:
+        nonlocal said
+        if said != (text, problem):
+            said = (text, problem)
+            post(messages.LogReaderState(text, problem))
+
     try:
         while not stopped():
-            lines = follower.poll(timeout_s=0.25)
+            try:
+                follower = follower or LogFollower(path, stdin_fd=settings.server_log_fd)
+                lines = follower.poll(timeout_s=0.25)
+            except SpectopError as exc:
+                say(f"{exc.what} ({exc.fix})" if exc.fix else exc.what, problem=True)
+                if follower is not None:
+                    follower.close()
+                follower = None
+                time.sleep(LOG_RETRY_S)
+                continue
             if not lines and path != "-":
                 time.sleep(0.25)
             requests = reader.feed(lines)
             if requests:
                 post(messages.LogRequestsRead(requests))
+            if path != "-" and not os.path.exists(path):
+                say(f"waiting for {path} to appear")
+            else:
+                say(log_state(path, reader.skipped_lines, follower.long_lines))
     finally:
-        follower.close()
+        if follower is not None:
+            follower.close()
+
+
+def log_state(path: str, skipped_lines: int, long_lines: int) -> str:
+    """`reading PATH`, and what it skipped."""
+    skipped = [
+        f"{n} {what} skipped"
+        for n, what in ((skipped_lines, "unreadable lines"), (long_lines, "overlong lines"))
+        if n
+    ]
+    return f"reading {'standard input' if path == '-' else path}" + (
+        f" ({', '.join(skipped)})" if skipped else ""
+    )
 
 
 def run_proxy(settings: Settings, post: Post, stopped: Stopped) -> None:

@@ -98,9 +98,10 @@ class DashboardScreen(Screen[None]):
         meter_error: str | None,
         paused: bool,
         void_warning: str | None,
+        log_state: tuple[str, bool] | None = None,
     ) -> None:
         self.source_bar.view = SourceView(
-            self.server_url, snapshot, self.meter, meter_error, paused, void_warning
+            self.server_url, snapshot, self.meter, meter_error, paused, void_warning, log_state
         )
 
     def show_power(

@@ -27,6 +27,7 @@ class SourceView:
     meter_error: str | None
     paused: bool
     void_warning: str | None = None
+    log_state: tuple[str, bool] | None = None  # the server log's reader: what it does, and if it cannot
 
 
 def short_model(model: str | None) -> str:
@@ -122,4 +123,9 @@ class SourceBar(Static):
             out.append(Text(f"/metrics {s.metrics_status}", style="yellow"))
         if v.meter_error:
             out.append(Text(f"⚠ meter: {v.meter_error}", style="red"))
+        if v.log_state is not None:
+            text, problem = v.log_state
+            out.append(
+                Text(f"⚠ server log: {text}", style="red") if problem else line(("server log ", "dim"), text)
+            )
         return out
