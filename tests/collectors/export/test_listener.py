@@ -14,7 +14,7 @@ from prometheus_client import CollectorRegistry, Gauge
 from collectors.export.listener import MAX_CONNECTIONS, start_listener
 from collectors.launch.process import free_port
 
-pytestmark = pytest.mark.slow  # a subprocess or a stress of hundreds of connections
+pytestmark = pytest.mark.slow  # hundreds of connections
 
 
 def test_scrapes_are_served_beside_hundreds_of_silent_connections():

@@ -13,16 +13,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import psutil
+import pytest
 
 from collectors.launch.process import free_port
 from tests.support.loopback import running
+
+pytestmark = pytest.mark.slow  # a child process and 192 MB through it
 
 BODY_MB = 96
 PROXY = """
 import sys, time
 from collectors.requests.proxy_server import ListenAddress, ProxyServer
-
-pytestmark = pytest.mark.slow  # a subprocess or a stress of hundreds of connections
 ProxyServer(sys.argv[1], ListenAddress("127.0.0.1", int(sys.argv[2])), lambda record: None).start()
 print("ready", flush=True)
 time.sleep(600)
