@@ -17,7 +17,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
@@ -29,10 +29,16 @@ from collectors.servers.answers import error_snapshot
 from collectors.servers.snapshot import ServerSnapshot
 
 
+class Polled(Protocol):
+    """What the exporter needs of a server's collector (a dialect's, or AutoCollector)."""
+
+    async def poll(self) -> ServerSnapshot: ...
+
+
 class ServerFeed:
     """One watched server: its collector, its rolling ledger, and the meter readings taken so far."""
 
-    def __init__(self, collector, sampler: Sampler | None, energy_window_s: float) -> None:
+    def __init__(self, collector: Polled | None, sampler: Sampler | None, energy_window_s: float) -> None:
         self.collector, self.sampler = collector, sampler
         self.live = LiveLedger(energy_window_s, sampler.meter.info if sampler else None)
         self._meter_t_s: float | None = None
@@ -56,6 +62,7 @@ class ServerFeed:
     async def poll(self) -> ServerSnapshot:
         """The collector's next snapshot; one saying why, when the poll itself failed."""
         try:
+            assert self.collector is not None, "a feed fed by hand (tests) is not polled"
             return await self.collector.poll()
         except Exception as exc:  # the loop must outlive anything one answer does
             return error_snapshot(self.url, getattr(self.collector, "backend", "unknown"), exc)
@@ -83,7 +90,7 @@ class SpectopExporter(Collector):
 
     def __init__(
         self,
-        collector,
+        collector: Polled | None,
         sampler: Sampler | None,
         energy_window_s: float = 30.0,
         summary: dict[str, Any] | None = None,
@@ -98,7 +105,7 @@ class SpectopExporter(Collector):
         """The first server's ledger (the only one, for a one-server exporter)."""
         return self.feeds[0].live
 
-    def add_server(self, collector, sampler: Sampler | None) -> ServerFeed:
+    def add_server(self, collector: Polled | None, sampler: Sampler | None) -> ServerFeed:
         """Watch another server; passing the sampler an earlier server has means they share it."""
         feed = ServerFeed(collector, sampler, self.energy_window_s)
         self.feeds.append(feed)

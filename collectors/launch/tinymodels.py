@@ -103,7 +103,8 @@ def _tensors(spec: TinySpec, seed: int, token_types: list[int]) -> dict[str, NDA
     d, ff = spec.n_embd, spec.n_ff
 
     def normal(shape: tuple[int, ...], std: float) -> NDArray[np.float32]:
-        return rng.standard_normal(shape, dtype=np.float32) * np.float32(std)
+        values: NDArray[np.float32] = rng.standard_normal(shape, dtype=np.float32) * np.float32(std)
+        return values
 
     out = normal((spec.n_vocab, d), spec.logit_scale / np.sqrt(d))
     # Only ordinary pieces may win the argmax: no EOS, no stray bytes that break UTF-8 in the text.

@@ -20,7 +20,7 @@ import bisect
 import itertools
 import statistics
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import overload
 
@@ -69,7 +69,8 @@ class _Column(Sequence[float]):
     def __getitem__(self, index: int | slice) -> float | Sequence[float]:
         if isinstance(index, slice):
             return [getattr(p, self._field) for p in list(self._points)[index]]
-        return getattr(self._points[index], self._field)
+        value: float = getattr(self._points[index], self._field)
+        return value
 
 
 class LiveLedger:
@@ -157,7 +158,7 @@ class LiveLedger:
                 merged.append([a, b])
         points = list(self.power)  # sorted by time: add_reading keeps it so
 
-        def at(t_s: float, side=bisect.bisect_left) -> int:
+        def at(t_s: float, side: Callable[..., int] = bisect.bisect_left) -> int:
             return side(points, t_s, key=lambda p: p.t_s)
 
         samples = [p.power_w for a, b in merged for p in points[at(a) : at(b, bisect.bisect_right)]]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 from collectors.errors import MeterUnavailable
 from collectors.meters.accumulate import PowerIntegrator
@@ -29,7 +29,7 @@ def load_pynvml() -> ModuleType:
             "the installed 'pynvml' module is not NVIDIA's nvidia-ml-py",
             "pip uninstall pynvml && pip install nvidia-ml-py",
         )
-    return pynvml
+    return cast(ModuleType, pynvml)
 
 
 def _err(nv: ModuleType, name: str) -> type[BaseException]:

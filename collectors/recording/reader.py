@@ -35,7 +35,7 @@ MAX_READ_BYTES = 4 * MAX_RECORDING_BYTES  # a part is at most MAX_RECORDING_BYTE
 _TUPLE_FIELDS = tuple(f.name for f in fields(ServerSnapshot) if f.default == ())
 
 
-def _tuples(value: Any) -> tuple:
+def _tuples(value: Any) -> tuple[Any, ...]:
     return tuple(_tuples(v) if isinstance(v, list) else v for v in value or ())
 
 
@@ -79,7 +79,7 @@ def is_recording(path: Path) -> bool:
     try:
         with Path(path).open(encoding="utf-8") as f:
             first = f.readline(100_000)
-        return json.loads(first).get("schema", "").startswith("spectop.recording/")
+        return bool(json.loads(first).get("schema", "").startswith("spectop.recording/"))
     except (OSError, ValueError, AttributeError):
         return False
 

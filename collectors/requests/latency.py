@@ -82,7 +82,7 @@ def burst_threshold_s(gaps_s: Sequence[float]) -> float | None:
     best_ratio, i = max(ratios)
     if best_ratio < _MIN_CLUSTER_RATIO or ordered[i] > _MAX_INTRA_BURST_S:
         return None
-    return (ordered[i] * ordered[i + 1]) ** 0.5
+    return float((ordered[i] * ordered[i + 1]) ** 0.5)
 
 
 def split_bursts(events: Sequence[ChunkEvent], drafting: bool = True) -> list[list[ChunkEvent]]:

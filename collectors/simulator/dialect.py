@@ -27,7 +27,8 @@ SAMPLERS = ["penalties", "dry", "top_n_sigma", "top_k", "typ_p", "top_p", "min_p
 
 def f32(x: float) -> float:
     """`x` as a C float shown as a double, the way llama-server prints sampling parameters."""
-    return struct.unpack("f", struct.pack("f", float(x)))[0]
+    value: float = struct.unpack("f", struct.pack("f", float(x)))[0]
+    return value
 
 
 # (key, default, in the compact form too); floats are float32 on the server.
