@@ -16,11 +16,12 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from collectors.energy import ledger
 from collectors.sweep import checks
 from collectors.sweep.marginal import width_advice
-from collectors.sweep.rule import EVEN_BAND, classify
+from collectors.sweep.rule import EVEN_BAND, Verdict, classify
 from collectors.sweep.settings import draft_length, off_above, setting_lines
-from collectors.sweep.summary import _arm, _ratio
+from collectors.sweep.summary import _arm
 
 ARMS_SUMMARY_SCHEMA = "spectop.summary-arms/1"
 ACCEPTANCE_LINE = 0.60  # seed 001: below it, every strategy measured cost energy
@@ -75,8 +76,8 @@ def summarize_arms(rows: Sequence[Row], meta: Row | None = None) -> dict[str, An
             entries = [_entry(cls, batch, arm, block) for arm in arms]
             plain = entries[0]
             for entry in entries:
-                entry["energy_ratio"] = _ratio(entry["mj_per_token"], plain["mj_per_token"])
-                entry["speedup"] = _ratio(entry["tok_s"], plain["tok_s"])
+                entry["energy_ratio"] = ledger.draft_over_plain(entry["mj_per_token"], plain["mj_per_token"])
+                entry["speedup"] = ledger.draft_over_plain(entry["tok_s"], plain["tok_s"])
                 entry["trusted"] = entry["trusted"] and plain["trusted"] and entry["energy_ratio"] is not None
                 entry["verdict"] = (
                     classify(entry["energy_ratio"]) if entry["trusted"] and entry["arm"] != "plain" else None
@@ -153,7 +154,7 @@ def _verdict(cls: str, batch: int, entries: Sequence[dict[str, Any]]) -> dict[st
     """Best by energy and by speed, the 60 % line, the width advice and the setting, for one class and batch."""
     plain = entries[0]
     trusted = [e for e in entries[1:] if e["trusted"]]
-    saving = [e for e in trusted if e["verdict"] == "saves"]
+    saving = [e for e in trusted if e["verdict"] is Verdict.SAVES]
     by_energy = min(saving, key=lambda e: e["mj_per_token"])["arm"] if saving else "plain"
     faster = [e for e in trusted if (e["speedup"] or 0) > 1.0 + EVEN_BAND]
     by_speed = max(faster, key=lambda e: e["tok_s"])["arm"] if faster else "plain"
@@ -176,7 +177,7 @@ def _verdict(cls: str, batch: int, entries: Sequence[dict[str, Any]]) -> dict[st
         "below_line": [
             {"arm": e["arm"], "acceptance": e["acceptance"], "verdict": e["verdict"]} for e in low
         ],
-        "below_line_all_cost": bool(low) and all(e["verdict"] == "costs" for e in low),
+        "below_line_all_cost": bool(low) and all(e["verdict"] is Verdict.COSTS for e in low),
         "width_advice": [s.sentence for s in steps],
         "settings": setting_lines(best["arm"], best.get("backend"), best.get("command"), batch),
     }

@@ -101,10 +101,6 @@ def aggregate(rows: Sequence[Row], trusted: bool = True) -> dict[str, Any]:
     }
 
 
-def _ratio(a: float | None, b: float | None) -> float | None:
-    return a / b if a is not None and b else None
-
-
 def _arm(rows: Sequence[Row], excluded: Sequence[tuple[str, ...]]) -> dict[str, Any]:
     """The arm's trustworthy points when it has any; else all of them, marked untrusted."""
     kept = [r for r, codes in zip(rows, excluded) if not codes]
@@ -119,7 +115,7 @@ def _batch_row(batch: int, rows: Sequence[Row], excluded: Sequence[tuple[str, ..
         for arm in ("plain", "draft")
     }
     plain, draft = arms["plain"], arms["draft"]
-    energy_ratio = _ratio(draft["mj_per_token"], plain["mj_per_token"])
+    energy_ratio = ledger.draft_over_plain(draft["mj_per_token"], plain["mj_per_token"])
     trusted = plain["trusted"] and draft["trusted"] and energy_ratio is not None
     reasons = sorted({code for codes in excluded for code in codes})
     missing = [f"no {arm} point" for arm in ("plain", "draft") if not arms[arm]["points"]]
@@ -128,10 +124,10 @@ def _batch_row(batch: int, rows: Sequence[Row], excluded: Sequence[tuple[str, ..
         "batch": batch,
         "plain": plain,
         "draft": draft,
-        "speedup": _ratio(draft["tok_s"], plain["tok_s"]),
+        "speedup": ledger.draft_over_plain(draft["tok_s"], plain["tok_s"]),
         "energy_ratio": energy_ratio,
-        "net_energy_ratio": _ratio(draft["net_mj_per_token"], plain["net_mj_per_token"]),
-        "power_ratio": _ratio(draft["power_w"], plain["power_w"]),
+        "net_energy_ratio": ledger.draft_over_plain(draft["net_mj_per_token"], plain["net_mj_per_token"]),
+        "power_ratio": ledger.draft_over_plain(draft["power_w"], plain["power_w"]),
         "void": "void" in draft_flags,
         "trusted": trusted,
         "verdict": classify(energy_ratio) if trusted and energy_ratio is not None else None,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from collectors.fmt import MISSING, num, pct
+from collectors.sweep.rule import Verdict
 from collectors.sweep.store import to_csv
 
 Summary = Mapping[str, Any]
@@ -44,7 +45,7 @@ def _marked(t: Mapping[str, Any], key: str) -> float | Unused | None:
     return Unused(value) if value is not None and not t.get("trusted", True) else value
 
 
-VERDICT_WORDS = {"saves": "saves", "even": "break-even", "costs": "costs"}
+VERDICT_WORDS = {Verdict.SAVES: "saves", Verdict.EVEN: "break-even", Verdict.COSTS: "costs"}
 
 # note 25's table (collectors/docs/note25.md), in its order
 MAIN_COLUMNS = [
