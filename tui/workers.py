@@ -26,7 +26,6 @@ from collectors.requests.proxy_server import bind, serve
 from collectors.requests.record import RequestRecord
 from collectors.servers import default_route
 from collectors.servers.answers import error_snapshot
-from collectors.sweep.arms_runner import run_arms_sweep
 from collectors.sweep.runner import run_sweep
 from tui import messages
 from tui.config import Settings
@@ -156,10 +155,9 @@ class WorkingApp(App[None]):
         """The sweep engine in a thread; its events come back to the app as messages."""
         worker = get_current_worker()
         stop, root, key = (lambda: worker.is_cancelled), self.settings.results_root, self.settings.api_key
-        if request.arms_plan:  # draft lengths or an n-gram arm: the multi-arm sweep
-            events = run_arms_sweep(request.arms_plan, request.arms, self.sampler, root, stop, key)
-        else:
-            paired = (request.arms[0], request.arms[1])
-            events = run_sweep(request.plan, paired, self.sampler, root, stop, key)
+        # draft lengths or an n-gram arm make it a multi-arm sweep; else the paired one, plain and draft
+        plan = request.arms_plan or request.plan
+        arms = request.arms if request.arms_plan else request.arms[:2]
+        events = run_sweep(plan, arms, self.sampler, root, stop, key)
         for event in events:
             self.post_message(messages.SweepProgressed(event))

@@ -1,4 +1,5 @@
-"""How a sweep summary is written for people and tools: table cells, Markdown, CSV, verdict lines.
+"""How a sweep summary is written as a table for people and tools: cells and CSV, for a paired
+sweep (note 25's table) and a multi-arm one (seed 001's table per class, collectors/docs/draft-strategies.md).
 
 Pitfalls handled: a lower-bound energy is written "≥ 123", never as a value; a batch without a
 trustworthy pair shows its ratios in parentheses (shown, not used) and says why; the crossover
@@ -14,7 +15,7 @@ from typing import Any
 
 from collectors.fmt import MISSING, num, pct
 from collectors.sweep.rule import Verdict
-from collectors.sweep.store import to_csv
+from collectors.sweep.store import is_arms_summary, to_csv
 
 Summary = Mapping[str, Any]
 
@@ -85,6 +86,28 @@ DETAIL_COLUMNS = [
 ]
 COLUMNS = MAIN_COLUMNS + DETAIL_COLUMNS[1:]
 
+# seed 001's table, then what the ledger adds: committed advance G, verified width, chip W
+ARMS_COLUMNS = [
+    ("class", lambda t: t["prompt_class"], "s"),
+    ("requests", lambda t: t["batch"], "d"),
+    ("arm", lambda t: t["arm"], "s"),
+    ("tok/s", lambda t: t["tok_s"], ".1f"),
+    ("acceptance", lambda t: t["acceptance"], "%"),
+    ("mJ/token", lambda t: _energy(t, "mj_per_token"), ".1f"),
+    ("vs plain", lambda t: _marked(t, "energy_ratio"), ".2fx"),
+    ("speed", lambda t: _marked(t, "speedup"), ".2fx"),
+    ("G", lambda t: t["mean_advance"], ".2f"),
+    ("width", lambda t: t["verified_width"], ".2f"),
+    ("W", lambda t: _energy(t, "power_w"), ".1f"),
+    ("verdict", lambda t: VERDICT_WORDS[t["verdict"]] if t.get("verdict") else "", "s"),
+    ("flags", lambda t: ",".join(t["flags"]), "s"),
+]
+
+
+def arms_cells(summary: Summary) -> tuple[list[str], list[list[str]]]:
+    header = [name for name, _, _ in ARMS_COLUMNS]
+    return header, [[cell(get(t), spec) for _, get, spec in ARMS_COLUMNS] for t in summary["rows"]]
+
 
 def _pair(a: float | None, b: float | None, spec: str) -> str:
     return f"{cell(a, spec)}/{cell(b, spec)}"
@@ -114,38 +137,7 @@ def table_cells(
     return header, [[cell(get(t), spec) for _, get, spec in columns] for t in summary["rows"]]
 
 
-def verdict_sentences(summary: Summary) -> list[str]:
-    """The crossover, the recommendation, the batches left out and the idle baseline, as sentences."""
-    lines = []
-    cross = summary.get("crossover")
-    if cross:
-        lines.append(
-            f"Energy crossover between {cross['below']} and {cross['above']} concurrent requests "
-            f"(≈ {cross['batch']:g}, where the energy ratio rises through {cross['ratio']:g})."
-        )
-    lines.append(f"Recommendation: {summary['recommendation']}.")
-    for u in summary.get("untrusted", []):
-        lines.append(
-            f"No trustworthy pair at B={u['batch']}: {', '.join(u['because'])} "
-            "(its ratios are shown in parentheses, not used)."
-        )
-    if summary.get("idle_w") is not None:
-        lines.append(f"Idle power {summary['idle_w']:.1f} W; net energy subtracts it over each window.")
-    elif summary.get("idle_flag"):
-        lines.append(f"Idle power not used: {summary['idle_flag']['message']}.")
-    return lines
-
-
-def to_markdown(summary: Summary) -> str:
-    header, rows = table_cells(summary)
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    lines.append("")
-    lines += verdict_sentences(summary)
-    return "\n".join(lines) + "\n"
-
-
-CSV_HEADER = [
+PAIRED_CSV_HEADER = [
     "batch",
     "plain_tok_s",
     "draft_tok_s",
@@ -172,6 +164,8 @@ CSV_HEADER = [
 
 def to_table_csv(summary: Summary) -> str:
     """Machine-friendly CSV: raw numbers, not formatted cells; lower bounds are left empty."""
+    if is_arms_summary(summary):
+        return _arms_csv(summary)
     out = []
     for t in summary["rows"]:
         p, d = t["plain"], t["draft"]
@@ -200,4 +194,48 @@ def to_table_csv(summary: Summary) -> str:
                 t["verdict"] or "",
             ]
         )
-    return to_csv(CSV_HEADER, out)
+    return to_csv(PAIRED_CSV_HEADER, out)
+
+
+ARMS_CSV_HEADER = [
+    "prompt_class",
+    "batch",
+    "arm",
+    "tok_s",
+    "acceptance",
+    "mj_per_token",
+    "energy_ratio",
+    "speedup",
+    "mean_advance",
+    "verified_width",
+    "power_w",
+    "net_mj_per_token",
+    "flags",
+    "trusted",
+    "verdict",
+]
+
+
+def _arms_csv(summary: Summary) -> str:
+    """Raw numbers, a row per class, batch and arm; lower bounds are left empty."""
+    out = [
+        [
+            t["prompt_class"],
+            t["batch"],
+            t["arm"],
+            t["tok_s"],
+            t["acceptance"],
+            t["mj_per_token"],
+            t["energy_ratio"],
+            t["speedup"],
+            t["mean_advance"],
+            t["verified_width"],
+            t["power_w"],
+            t["net_mj_per_token"],
+            ";".join(t["flags"]),
+            int(t["trusted"]),
+            t["verdict"] or "",
+        ]
+        for t in summary["rows"]
+    ]
+    return to_csv(ARMS_CSV_HEADER, out)

@@ -22,19 +22,10 @@ from collectors.export import json_forms
 from collectors.fmt import num, pct, printable
 from collectors.recording.reader import is_recording, read_recording
 from collectors.recording.report import summarize_recording
-from collectors.sweep.arms_runner import ARMS_RUN_SCHEMA
-from collectors.sweep.arms_summary import ARMS_SUMMARY_SCHEMA, summarize_arms
-from collectors.sweep.arms_tables import arms_cells, arms_sentences, to_arms_csv, to_arms_markdown
-from collectors.sweep.store import load_run
-from collectors.sweep.summary import summarize
-from collectors.sweep.tables import (
-    DETAIL_COLUMNS,
-    MAIN_COLUMNS,
-    table_cells,
-    to_markdown,
-    to_table_csv,
-    verdict_sentences,
-)
+from collectors.sweep.sentences import arms_sentences, to_markdown, verdict_sentences
+from collectors.sweep.store import is_arms_summary, load_run
+from collectors.sweep.summary import is_arms_run, summarize
+from collectors.sweep.tables import DETAIL_COLUMNS, MAIN_COLUMNS, arms_cells, table_cells, to_table_csv
 from collectors.sweep.textfile import started_unix_s, write_textfile
 from tui.commands import _common as opts
 
@@ -68,10 +59,9 @@ def run(args: argparse.Namespace) -> int:
     if skipped:  # a torn last line, a corrupt line: the report is made from what is whole
         more = f" and {len(skipped) - 1} more" if len(skipped) > 1 else ""
         print(f"spectop report: skipped {printable(skipped[0])}{more}", file=sys.stderr)
-    arms = meta.get("schema") == ARMS_RUN_SCHEMA or any(r.get("prompt_class") for r in rows)
-    summary = summarize_arms(rows, meta) if arms else summarize(rows, meta)
+    summary = summarize(rows, meta)
     if args.textfile:
-        if arms:
+        if is_arms_run(meta, rows):
             raise SpectopError(
                 "--textfile writes a paired sweep's series, and this is a multi-arm run",
                 "give the folder of a plain-against-draft sweep over batches",
@@ -82,9 +72,9 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json_forms.dumps(summary, indent=2))
     elif args.format == "csv":
-        print(to_arms_csv(summary) if arms else to_table_csv(summary), end="")
+        print(to_table_csv(summary), end="")
     elif args.format == "markdown":
-        print(to_arms_markdown(summary) if arms else to_markdown(summary), end="")
+        print(to_markdown(summary), end="")
     else:
         out = opts.console()
         out.print(render_any(summary))
@@ -93,13 +83,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def is_arms(summary: dict[str, Any]) -> bool:
-    return summary.get("schema") == ARMS_SUMMARY_SCHEMA
-
-
 def render_any(summary: dict[str, Any]) -> Table | Group:
     """The paired sweep's tables, or the multi-arm sweep's one (seed 001's, per class)."""
-    if not is_arms(summary):
+    if not is_arms_summary(summary):
         return render_summary(summary)
     header, cells = arms_cells(summary)
     table = Table(title="multi-arm sweep: each arm against plain, per prompt class", header_style="bold")
@@ -112,7 +98,7 @@ def render_any(summary: dict[str, Any]) -> Table | Group:
 
 
 def any_verdict_lines(summary: dict[str, Any]) -> list[Text]:
-    if not is_arms(summary):
+    if not is_arms_summary(summary):
         return verdict_lines(summary)
     lines = [
         Text(s, style="bold" if s.lstrip().startswith("Setting:") else ("yellow" if " failed" in s else ""))

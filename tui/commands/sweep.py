@@ -33,7 +33,6 @@ from collectors.fmt import printable
 from collectors.meters import Sampler, sampling
 from collectors.sweep import plan as sweep_plan
 from collectors.sweep.arms import make_arms
-from collectors.sweep.arms_runner import rewrite_arms_summary, run_arms_sweep
 from collectors.sweep.events import (
     IdleMeasured,
     PointDone,
@@ -119,13 +118,13 @@ def build_plan(args: argparse.Namespace, prompts: PromptSet | None = None) -> sw
 
 
 def _run_arms(args: argparse.Namespace) -> int:
-    """Plain and named arms over prompt classes (collectors/sweep/arms_runner.py)."""
+    """Plain and named arms over prompt classes (collectors/sweep/runner.py)."""
     plan, arms = arms_plan(args, build_plan)
     out = opts.console() if not args.json else None
     if out and arms[0].derived:
         out.print(f"plain arm derived from the draft command: {arms[0].command}", markup=False)
     with sampling(args.meter) as sampler:
-        return _sweep(args, plan, arms, out, sampler, run_arms_sweep)
+        return _sweep(args, plan, arms, out, sampler)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -140,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
         return _sweep(args, plan, arms, out, sampler)
 
 
-def _sweep(args: argparse.Namespace, plan, arms, out, sampler: Sampler | None, runner=run_sweep) -> int:
+def _sweep(args: argparse.Namespace, plan, arms, out, sampler: Sampler | None) -> int:
     meter_info = sampler.meter.info if sampler else None
     if out:
         out.print(
@@ -179,7 +178,7 @@ def _sweep(args: argparse.Namespace, plan, arms, out, sampler: Sampler | None, r
             disable=args.json,
         ) as progress:
             task = progress.add_task("starting", total=None)
-            for event in runner(
+            for event in run_sweep(
                 plan, arms, sampler, args.results, should_stop=stop.is_set, api_key=opts.api_key(args)
             ):
                 if isinstance(event, SweepStarted):
@@ -210,7 +209,7 @@ def _sweep(args: argparse.Namespace, plan, arms, out, sampler: Sampler | None, r
     except KeyboardInterrupt:
         if run_dir is None:
             raise
-        summary = rewrite_arms_summary(run_dir) if runner is run_arms_sweep else rewrite_summary(run_dir)
+        summary = rewrite_summary(run_dir)
         print(
             f"spectop: sweep {_stopped_by(signalled)}; {summary['points']} completed points saved in {run_dir}",
             file=sys.stderr,

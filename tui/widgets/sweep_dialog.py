@@ -4,7 +4,7 @@ An arm's command is shown with its secrets replaced (`--api-key ***`, collectors
 runs is the command as given, with any edit the user made to the shown one. A finished run of
 either kind (a multi-arm one from `spectop sweep --arm …`, or any `spectop report` folder) is shown
 from its folder instead: "Show saved run" returns its summary, read from the files, not a plan.
-Draft lengths or the n-gram box make it a multi-arm sweep (collectors/sweep/arms_runner.py), its
+Draft lengths or the n-gram box make it a multi-arm sweep (collectors/sweep/runner.py), its
 prompts then read as classes ("code,prose,edit"), as `spectop sweep --draft-max … --ngram` does.
 """
 
@@ -24,11 +24,10 @@ from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 from collectors.errors import SpectopError
 from collectors.redact import redact_command, restore
 from collectors.sweep.arms import ArmSpec, make_arms
-from collectors.sweep.arms_plan import ArmsPlan, load_classes
-from collectors.sweep.arms_runner import summarize_saved
 from collectors.sweep.named_arms import make_named_arms
-from collectors.sweep.plan import SweepPlan, parse_batches
-from collectors.sweep.prompts import BUILT_IN, load_prompts
+from collectors.sweep.plan import ArmsPlan, SweepPlan, parse_batches
+from collectors.sweep.prompts import BUILT_IN, load_classes, load_prompts
+from collectors.sweep.summary import summarize_saved
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,11 +17,11 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Static
 
 from collectors.fmt import num, pct, printable
-from collectors.sweep.arms_summary import ARMS_SUMMARY_SCHEMA
-from collectors.sweep.arms_tables import arms_cells
 from collectors.sweep.plan import PointKey
+from collectors.sweep.sentences import verdict_sentences
+from collectors.sweep.store import is_arms_summary
 from collectors.sweep.summary import MAIN_COLUMNS, table_cells
-from collectors.sweep.tables import verdict_sentences
+from collectors.sweep.tables import arms_cells
 from tui.widgets.sweep_plot import SweepPlot
 
 STATE_STYLE = {
@@ -44,7 +44,7 @@ POINT_COLUMNS = (
     ("flags", "flags", 24),
 )
 
-# the arm x class grid: seed 001's columns from arms_tables, without the verdict and flags words
+# the arm x class grid: seed 001's columns from tables.ARMS_COLUMNS, without the verdict and flags words
 ARMS_GRID = {
     "class": "class",
     "requests": "B",
@@ -62,7 +62,7 @@ ARMS_GRID = {
 
 
 def is_arms(summary: dict[str, Any]) -> bool:
-    return summary.get("schema") == ARMS_SUMMARY_SCHEMA
+    return is_arms_summary(summary)
 
 
 def sweep_headline(summary: dict[str, Any]) -> str:

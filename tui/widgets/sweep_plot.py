@@ -12,8 +12,8 @@ from typing import Any
 
 from textual_plotext import PlotextPlot
 
-from collectors.sweep.arms_summary import ARMS_SUMMARY_SCHEMA
 from collectors.sweep.settings import draft_length
+from collectors.sweep.store import is_arms_summary
 
 
 class SweepPlot(PlotextPlot):
@@ -24,7 +24,7 @@ class SweepPlot(PlotextPlot):
         self.show({"rows": [], "crossover": None})
 
     def show(self, summary: dict[str, Any]) -> None:
-        if summary.get("schema") == ARMS_SUMMARY_SCHEMA:
+        if is_arms_summary(summary):
             self._show_arms(summary)
             return
         plt = self.plt

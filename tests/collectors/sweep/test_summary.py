@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from collectors.sweep import summary, tables
+from collectors.sweep import sentences, summary, tables
 from collectors.sweep.checks import EXCLUDING, drift_flag, mismatch_flag, point_flags
 from collectors.sweep.store import RunStore
 from tests.support.sweep_rows import fine_point as point
@@ -48,7 +48,7 @@ def test_note25_table_is_reproduced():
     want = 2 * 2 ** ((1.05 - ratio_2) / (ratio_4 - ratio_2))
     assert (cross["below"], cross["above"]) == (2, 4) and cross["batch"] == pytest.approx(want, abs=0.02)
     assert result["recommendation"] == "draft at ≤ 2 concurrent requests, turn it off from 4"
-    md = tables.to_markdown(result)
+    md = sentences.to_markdown(result)
     assert "| 2 | 100.2 | 125.5 | 1.25x | 390 | 279 | 0.71x | 39.1 | 35.0 | 70 % |" in md
     assert f"(≈ {cross['batch']:g}, where the energy ratio rises through 1.05)" in md
 
@@ -130,7 +130,7 @@ def test_the_summary_says_which_batches_had_no_trustworthy_pair():
     rows = flagged(rows, 8, "plain", "meter-gap", "after")
     result = summary.summarize(rows)
     assert result["untrusted"] == [{"batch": 8, "because": ["concurrency", "meter-gap"]}]
-    md = tables.to_markdown(result)
+    md = sentences.to_markdown(result)
     assert "No trustworthy pair at B=8: concurrency, meter-gap" in md
     header, cells = tables.table_cells(result)
     eight = dict(zip(header, cells[3]))
@@ -186,7 +186,7 @@ def test_an_idle_window_that_is_no_baseline_leaves_net_figures_out():
     result = summary.summarize(note25_rows(), {"idle_w": None, "idle_flag": flag})
     assert result["idle_w"] is None and result["idle_flag"] == flag
     assert all(t["plain"]["net_mj_per_token"] is None for t in result["rows"])
-    assert f"Idle power not used: {flag['message']}." in tables.to_markdown(result)
+    assert f"Idle power not used: {flag['message']}." in sentences.to_markdown(result)
 
 
 def test_a_run_saved_by_an_older_spectop_still_summarizes(tmp_path):
