@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from collectors.energy import ledger
+from collectors.sweep.records import ArmFigures
 
 Row = Mapping[str, Any]
 
@@ -44,7 +45,7 @@ def _gaps(rows: Sequence[Row]) -> list[float] | None:
     return [g for r in rows for g in r["chunk_gaps_ms"]]
 
 
-def aggregate(rows: Sequence[Row], trusted: bool = True) -> dict[str, Any]:
+def aggregate(rows: Sequence[Row], trusted: bool = True) -> ArmFigures:
     """One arm at one batch, over `rows`; `trusted` says whether they are trustworthy points only."""
     measured_j = _sum(rows, "energy_j")
     covered = all(r.get("energy_covered", True) for r in rows)
@@ -57,34 +58,34 @@ def aggregate(rows: Sequence[Row], trusted: bool = True) -> dict[str, Any]:
     # unknown counts (a point whose drafting the server did not report) stay unknown, never 0
     drafted, accepted, steps = (_sum(rows, k) for k in ("drafted", "accepted", "steps"))
     gaps = _gaps(rows)
-    return {
-        "points": len(rows),
-        "trusted": trusted and bool(rows),
-        "tokens": int(tokens),
-        "duration_s": duration_s,
-        "energy_s": energy_s,
-        "energy_j": energy_j,
-        "energy_j_at_least": at_least_j,
-        "tok_s": tokens / duration_s if duration_s else None,
-        "power_w": energy_j / energy_s if energy_j is not None and energy_s else None,
-        "power_w_at_least": at_least_j / energy_s if at_least_j is not None and energy_s else None,
-        "mj_per_token": _mj(energy_j, tokens),
-        "mj_per_token_at_least": _mj(at_least_j, tokens),
-        "net_mj_per_token": _mj(net_j, tokens),
-        "acceptance": _known(ledger.acceptance, drafted, accepted),
-        "mean_advance": _known(ledger.mean_committed_advance, accepted, steps),
-        "verified_width": _known(ledger.mean_verified_width, drafted, steps),
-        "concurrency_mean": _median(r.get("concurrency_mean") for r in rows),
-        "ttft_ms_p50": _pooled(
+    return ArmFigures(
+        points=len(rows),
+        trusted=trusted and bool(rows),
+        committed_tokens=int(tokens),
+        duration_s=duration_s,
+        energy_window_s=energy_s,
+        energy_j=energy_j,
+        energy_j_at_least=at_least_j,
+        tok_s=tokens / duration_s if duration_s else None,
+        power_w=energy_j / energy_s if energy_j is not None and energy_s else None,
+        power_w_at_least=at_least_j / energy_s if at_least_j is not None and energy_s else None,
+        mj_per_token=_mj(energy_j, tokens),
+        mj_per_token_at_least=_mj(at_least_j, tokens),
+        net_mj_per_token=_mj(net_j, tokens),
+        acceptance=_known(ledger.acceptance, drafted, accepted),
+        mean_advance=_known(ledger.mean_committed_advance, accepted, steps),
+        verified_width=_known(ledger.mean_verified_width, drafted, steps),
+        concurrency_mean=_median(r.get("concurrency_mean") for r in rows),
+        ttft_ms_p50=_pooled(
             [q["ttft_ms"] for r in rows for q in r.get("requests", []) if q.get("ttft_ms") is not None], 50
         ),
-        "chunk_gap_ms_p95": _pooled(gaps, 95),
-        "chunk_gap_ms_p99": _pooled(gaps, 99),
-        "flags": sorted({f["code"] for r in rows for f in r.get("flags", [])}),
-    }
+        chunk_gap_ms_p95=_pooled(gaps, 95),
+        chunk_gap_ms_p99=_pooled(gaps, 99),
+        flags=tuple(sorted({f["code"] for r in rows for f in r.get("flags", [])})),
+    )
 
 
-def arm_figures(rows: Sequence[Row], excluded: Sequence[tuple[str, ...]]) -> dict[str, Any]:
+def arm_figures(rows: Sequence[Row], excluded: Sequence[tuple[str, ...]]) -> ArmFigures:
     """The arm's trustworthy points when it has any; else all of them, marked untrusted."""
     kept = [r for r, codes in zip(rows, excluded) if not codes]
     return aggregate(kept) if kept else aggregate(rows, trusted=False)

@@ -36,10 +36,11 @@ from collectors.sweep.events import (
 )
 from collectors.sweep.plan import ArmsPlan, PointKey, SweepPlan
 from collectors.sweep.points import run_points
+from collectors.sweep.records import PairedSummary
 from collectors.sweep.rule import upward_exits
 from collectors.sweep.session import SweepSession
 from collectors.sweep.store import new_run_dir
-from collectors.sweep.summary import summarize
+from collectors.sweep.summary import summary_of
 
 
 def refinement(plan: SweepPlan, rows: list[dict[str, Any]]) -> list[PointKey]:
@@ -51,8 +52,9 @@ def refinement(plan: SweepPlan, rows: list[dict[str, Any]]) -> list[PointKey]:
     plan's, so they are bracketed and judged apart from the grid's: a pass-wide flag of the grid's
     points at that batch does not exclude them, nor theirs the grid's.
     """
-    table = summarize(rows)["rows"]
-    exits = upward_exits([(t["batch"], t["energy_ratio"]) for t in table if t["trusted"]])
+    summary = summary_of(rows)
+    assert isinstance(summary, PairedSummary)  # rows of the paired sweep carry no class
+    exits = upward_exits([(t.batch, t.energy_ratio) for t in summary.rows if t.trusted and t.energy_ratio])
     if not plan.refine or len(exits) != 1 or exits[0]["above"] - exits[0]["below"] < 2:
         return []
     cross = exits[0]

@@ -15,6 +15,7 @@ on prose: nothing to copy) measured that class honestly, so its point there is n
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,23 @@ from collectors.energy import ledger
 from collectors.sweep import checks
 from collectors.sweep.aggregate import aggregate, arm_figures
 from collectors.sweep.best_arms import ACCEPTANCE_LINE, best_arms, round_energy_mj, turn_off
-from collectors.sweep.rule import EVEN_BAND, at_batch, classify, interpolate, judge
+from collectors.sweep.records import (
+    ArmEntry,
+    ArmFigures,
+    ArmsSummary,
+    ArmUntrusted,
+    BatchPair,
+    Crossover,
+    Flag,
+    PairedSummary,
+    PairUntrusted,
+    RuleUsed,
+    Summary,
+    VoidWaived,
+    from_json,
+    to_json,
+)
+from collectors.sweep.rule import EVEN_BAND, Verdict, at_batch, classify, interpolate, judge
 from collectors.sweep.sentences import to_markdown
 from collectors.sweep.store import ARMS_RUN_SCHEMA, ARMS_SUMMARY_SCHEMA, SUMMARY_SCHEMA, RunStore, load_run
 from collectors.sweep.tables import MAIN_COLUMNS, table_cells, to_table_csv
@@ -36,6 +53,7 @@ __all__ = [  # the live verdict and the sweep panel read these from here
     "interpolate",
     "is_arms_run",
     "rewrite_summary",
+    "summary_of",
     "summarize",
     "summarize_saved",
     "table_cells",
@@ -43,19 +61,25 @@ __all__ = [  # the live verdict and the sweep panel read these from here
 Row = Mapping[str, Any]
 
 
-def against_plain(plain: Row, arm: Row) -> dict[str, Any]:
-    """An arm's figures over plain's at the same class and batch, and the rule's reading of them:
-    trusted only when both arms are and there is an energy ratio (plain itself has no verdict)."""
-    energy_ratio = ledger.draft_over_plain(arm["mj_per_token"], plain["mj_per_token"])
-    trusted = arm["trusted"] and plain["trusted"] and energy_ratio is not None
-    return {
-        "energy_ratio": energy_ratio,
-        "speedup": ledger.draft_over_plain(arm["tok_s"], plain["tok_s"]),
-        "trusted": trusted,
-        "verdict": classify(energy_ratio)
-        if trusted and energy_ratio is not None and arm is not plain
-        else None,
-    }
+@dataclass(frozen=True, slots=True)
+class AgainstPlain:
+    """An arm's figures over plain's at the same class and batch, and the rule's reading of them."""
+
+    energy_ratio: float | None
+    speedup: float | None
+    trusted: bool  # both arms trusted, and an energy ratio to judge
+    verdict: Verdict | None  # plain itself has none
+
+
+def against_plain(plain: ArmFigures, arm: ArmFigures, is_plain: bool = False) -> AgainstPlain:
+    energy_ratio = ledger.draft_over_plain(arm.mj_per_token, plain.mj_per_token)
+    trusted = arm.trusted and plain.trusted and energy_ratio is not None
+    return AgainstPlain(
+        energy_ratio,
+        ledger.draft_over_plain(arm.tok_s, plain.tok_s),
+        trusted,
+        classify(energy_ratio) if trusted and energy_ratio is not None and not is_plain else None,
+    )
 
 
 def is_arms_run(meta: Row, rows: Sequence[Row]) -> bool:
@@ -63,10 +87,16 @@ def is_arms_run(meta: Row, rows: Sequence[Row]) -> bool:
     return meta.get("schema") == ARMS_RUN_SCHEMA or any(r.get("prompt_class") for r in rows)
 
 
-def summarize(rows: Sequence[Row], meta: Row | None = None) -> dict[str, Any]:
+def summary_of(rows: Sequence[Row], meta: Row | None = None) -> Summary:
     """The summary of all points so far (a cancelled sweep summarizes what it has), in its run's form."""
     meta = meta or {}
     return _arms_summary(rows, meta) if is_arms_run(meta, rows) else _paired_summary(rows, meta)
+
+
+def summarize(rows: Sequence[Row], meta: Row | None = None) -> dict[str, Any]:
+    """`summary_of` in its JSON form, as summary.json holds it."""
+    form: dict[str, Any] = to_json(summary_of(rows, meta))
+    return form
 
 
 def summarize_saved(run_dir: Path, skipped: list[str] | None = None) -> dict[str, Any]:
@@ -84,7 +114,11 @@ def rewrite_summary(run_dir: Path) -> dict[str, Any]:
     return summary
 
 
-def _batch_row(batch: int, rows: Sequence[Row], excluded: Sequence[tuple[str, ...]]) -> dict[str, Any]:
+def _idle_flag(value: Any) -> Flag | None:
+    return from_json(Flag, value) if value else None
+
+
+def _batch_row(batch: int, rows: Sequence[Row], excluded: Sequence[tuple[str, ...]]) -> BatchPair:
     arms = {
         arm: arm_figures(
             [r for r in rows if r["arm"] == arm], [c for r, c in zip(rows, excluded) if r["arm"] == arm]
@@ -94,27 +128,27 @@ def _batch_row(batch: int, rows: Sequence[Row], excluded: Sequence[tuple[str, ..
     plain, draft = arms["plain"], arms["draft"]
     compared = against_plain(plain, draft)
     reasons = sorted({code for codes in excluded for code in codes})
-    missing = [f"no {arm} point" for arm in ("plain", "draft") if not arms[arm]["points"]]
+    missing = [f"no {arm} point" for arm in ("plain", "draft") if not arms[arm].points]
     draft_flags = {f["code"] for r in rows if r["arm"] == "draft" for f in r.get("flags", [])}
-    return {
-        "batch": batch,
-        "plain": plain,
-        "draft": draft,
-        "speedup": compared["speedup"],
-        "energy_ratio": compared["energy_ratio"],
-        "net_energy_ratio": ledger.draft_over_plain(draft["net_mj_per_token"], plain["net_mj_per_token"]),
-        "power_ratio": ledger.draft_over_plain(draft["power_w"], plain["power_w"]),
-        "void": "void" in draft_flags,
-        "trusted": compared["trusted"],
-        "verdict": compared["verdict"],
-        "excluded_points": sum(1 for codes in excluded if codes),
-        "excluded": reasons,
+    return BatchPair(
+        batch=batch,
+        plain=plain,
+        draft=draft,
+        speedup=compared.speedup,
+        energy_ratio=compared.energy_ratio,
+        net_energy_ratio=ledger.draft_over_plain(draft.net_mj_per_token, plain.net_mj_per_token),
+        power_ratio=ledger.draft_over_plain(draft.power_w, plain.power_w),
+        void="void" in draft_flags,
+        trusted=compared.trusted,
+        verdict=compared.verdict,
+        excluded_points=sum(1 for codes in excluded if codes),
+        excluded=tuple(reasons),
         # why this batch has no pair the verdict may use
-        "untrusted_because": [] if compared["trusted"] else (reasons + missing) or ["no energy measured"],
-    }
+        untrusted_because=() if compared.trusted else tuple((reasons + missing) or ["no energy measured"]),
+    )
 
 
-def _paired_summary(rows: Sequence[Row], meta: Row) -> dict[str, Any]:
+def _paired_summary(rows: Sequence[Row], meta: Row) -> PairedSummary:
     excluded = checks.exclusions(rows)
     by_batch: dict[int, list[int]] = {}
     for i, row in enumerate(rows):
@@ -123,32 +157,32 @@ def _paired_summary(rows: Sequence[Row], meta: Row) -> dict[str, Any]:
         _batch_row(b, [rows[i] for i in by_batch[b]], [excluded[i] for i in by_batch[b]])
         for b in sorted(by_batch)
     ]
-    ratios = [(t["batch"], t["energy_ratio"]) for t in table if t["trusted"]]
+    ratios = [(t.batch, t.energy_ratio) for t in table if t.trusted and t.energy_ratio is not None]
     verdict = judge(ratios)
     recommendation = verdict.recommendation
-    untrusted = [{"batch": t["batch"], "because": t["untrusted_because"]} for t in table if not t["trusted"]]
+    untrusted = [PairUntrusted(t.batch, t.untrusted_because) for t in table if not t.trusted]
     if not ratios and untrusted:
-        reasons = sorted({why for u in untrusted for why in u["because"]})
+        reasons = sorted({why for u in untrusted for why in u.because})
         recommendation += f" (every batch lacks a trustworthy pair: {', '.join(reasons)})"
     idle_flag = meta.get("idle_flag") or next((r["idle_flag"] for r in rows if r.get("idle_flag")), None)
-    return {
-        "schema": SUMMARY_SCHEMA,
-        "points": len(rows),
-        "planned_points": meta.get("planned_points"),
-        "idle_w": meta.get("idle_w")
+    return PairedSummary(
+        schema=SUMMARY_SCHEMA,
+        points=len(rows),
+        planned_points=meta.get("planned_points"),
+        idle_w=meta.get("idle_w")
         or next((r.get("idle_w") for r in rows if r.get("idle_w") is not None), None),
-        "idle_flag": idle_flag,
-        "rows": table,
-        "rule": {"even_band": EVEN_BAND, "excluding_flags": sorted(checks.EXCLUDING)},
-        "crossover": verdict.crossover,
-        "recommendation": recommendation,
-        "untrusted": untrusted,
-        "flags": _flags(rows),
-    }
+        idle_flag=_idle_flag(idle_flag),
+        rows=tuple(table),
+        rule=RuleUsed(EVEN_BAND, excluding_flags=tuple(sorted(checks.EXCLUDING))),
+        crossover=from_json(Crossover, verdict.crossover),
+        recommendation=recommendation,
+        untrusted=tuple(untrusted),
+        flags=_flags(rows),
+    )
 
 
-def _flags(rows: Sequence[Row]) -> list[str]:
-    return sorted({f["code"] for r in rows for f in r.get("flags", [])})
+def _flags(rows: Sequence[Row]) -> tuple[str, ...]:
+    return tuple(sorted({f["code"] for r in rows for f in r.get("flags", [])}))
 
 
 def _exclusions(rows: Sequence[Row]) -> list[tuple[str, ...]]:
@@ -160,7 +194,7 @@ def _exclusions(rows: Sequence[Row]) -> list[tuple[str, ...]]:
     ]
 
 
-def _void_waived(rows: Sequence[Row]) -> list[dict[str, Any]]:
+def _void_waived(rows: Sequence[Row]) -> list[VoidWaived]:
     """Each arm that drafted nothing on a class but drafts on another: where, and whether it copies."""
     out = []
     for arm in _ordered([r["arm"] for r in rows if r["arm"] != "plain"]):
@@ -175,7 +209,7 @@ def _void_waived(rows: Sequence[Row]) -> list[dict[str, Any]]:
         )
         if drafts_on and idle_on:
             copies = any(checks.copies_ngrams(r) for r in mine)
-            out += [{"arm": arm, "prompt_class": c, "drafts_on": drafts_on, "ngram": copies} for c in idle_on]
+            out += [VoidWaived(arm, c, tuple(drafts_on), copies) for c in idle_on]
     return out
 
 
@@ -183,70 +217,80 @@ def _ordered(values: Sequence[Any]) -> list[Any]:
     return list(dict.fromkeys(values))
 
 
-def _entry(cls: str, batch: int, arm: str, block: Sequence[tuple[Row, tuple[str, ...]]]) -> dict[str, Any]:
+def _entry(cls: str, batch: int, arm: str, block: Sequence[tuple[Row, tuple[str, ...]]]) -> ArmEntry:
     mine = [(r, e) for r, e in block if r["arm"] == arm]
-    figures = arm_figures([r for r, _ in mine], [e for _, e in mine])
     server = next((r["server"] for r, _ in mine if r.get("server")), None) or {}
-    return {
-        "prompt_class": cls,
-        "batch": batch,
-        "arm": arm,
-        **figures,
-        "excluded": sorted({c for _, e in mine for c in e}),
-        "backend": server.get("backend"),
-        "build": server.get("build"),
-        "command": server.get("command"),
-    }
+    return ArmEntry(
+        prompt_class=cls,
+        batch=batch,
+        arm=arm,
+        figures=arm_figures([r for r, _ in mine], [e for _, e in mine]),
+        excluded=tuple(sorted({c for _, e in mine for c in e})),
+        backend=server.get("backend"),
+        build=server.get("build"),
+        command=server.get("command"),
+    )
 
 
-def _arms_summary(rows: Sequence[Row], meta: Row) -> dict[str, Any]:
+def _against_plain(entries: Sequence[ArmEntry]) -> list[ArmEntry]:
+    """Each entry with its ratios to plain (the first) and the rule's verdict; its figures' trust
+    becomes the pair's."""
+    plain = entries[0].figures
+    out = []
+    for i, entry in enumerate(entries):
+        compared = against_plain(plain, entry.figures, is_plain=i == 0)
+        out.append(
+            replace(
+                entry,
+                figures=replace(entry.figures, trusted=compared.trusted),
+                energy_ratio=compared.energy_ratio,
+                speedup=compared.speedup,
+                verdict=compared.verdict,
+            )
+        )
+    return out
+
+
+def _arms_summary(rows: Sequence[Row], meta: Row) -> ArmsSummary:
     """A row per class, batch and arm, and the verdicts per class (best_arms.py)."""
     excluded = _exclusions(rows)
     arms = meta.get("arm_names") or ["plain", *_ordered([r["arm"] for r in rows if r["arm"] != "plain"])]
     classes = [c["name"] for c in meta.get("classes", [])] or _ordered([r["prompt_class"] for r in rows])
-    table: list[dict[str, Any]] = []
-    verdicts: list[dict[str, Any]] = []
+    table: list[ArmEntry] = []
+    verdicts = []
     for cls in classes:
         for batch in sorted({int(r["batch"]) for r in rows if r.get("prompt_class") == cls}):
             block = [
                 (r, e) for r, e in zip(rows, excluded) if (r.get("prompt_class"), r["batch"]) == (cls, batch)
             ]
-            entries = [_entry(cls, batch, arm, block) for arm in arms]
-            plain = entries[0]
-            compared = [against_plain(plain, entry) for entry in entries]
-            for entry, against in zip(entries, compared):
-                entry.update(against)
+            entries = _against_plain([_entry(cls, batch, arm, block) for arm in arms])
             table += entries
             verdicts.append(best_arms(cls, batch, entries))
-    return {
-        "schema": ARMS_SUMMARY_SCHEMA,
-        "points": len(rows),
-        "planned_points": meta.get("planned_points"),
-        "idle_w": meta.get("idle_w"),
-        "idle_flag": meta.get("idle_flag"),
-        "arms": arms,
-        "classes": classes,
-        "rows": table,
-        "verdicts": verdicts,
-        "turn_off": turn_off(verdicts, table),
-        "round_energy_mj": round_energy_mj(table),
-        "failed_arms": dict(meta.get("failed_arms") or {}),
-        "void_waived": _void_waived(rows),
+    return ArmsSummary(
+        schema=ARMS_SUMMARY_SCHEMA,
+        points=len(rows),
+        planned_points=meta.get("planned_points"),
+        idle_w=meta.get("idle_w"),
+        idle_flag=_idle_flag(meta.get("idle_flag")),
+        arms=tuple(arms),
+        classes=tuple(classes),
+        rows=tuple(table),
+        verdicts=tuple(verdicts),
+        turn_off=tuple(turn_off(verdicts, table)),
+        round_energy_mj=round_energy_mj(table),
+        failed_arms=dict(meta.get("failed_arms") or {}),
+        void_waived=tuple(_void_waived(rows)),
         # what has no trustworthy figure, and why (the CLI's exit code reads it as the paired sweep's)
-        "untrusted": [
-            {
-                "prompt_class": t["prompt_class"],
-                "batch": t["batch"],
-                "arm": t["arm"],
-                "because": t["excluded"] or (["no points"] if not t["points"] else ["no energy measured"]),
-            }
+        untrusted=tuple(
+            ArmUntrusted(
+                t.prompt_class,
+                t.batch,
+                t.arm,
+                t.excluded or (("no points",) if not t.figures.points else ("no energy measured",)),
+            )
             for t in table
-            if not t["trusted"]
-        ],
-        "rule": {
-            "even_band": EVEN_BAND,
-            "acceptance_line": ACCEPTANCE_LINE,
-            "excluding_flags": sorted(checks.EXCLUDING),
-        },
-        "flags": _flags(rows),
-    }
+            if not t.figures.trusted
+        ),
+        rule=RuleUsed(EVEN_BAND, ACCEPTANCE_LINE, tuple(sorted(checks.EXCLUDING))),
+        flags=_flags(rows),
+    )

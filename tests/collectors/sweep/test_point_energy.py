@@ -115,7 +115,7 @@ async def test_point_rows_carry_energy_over_the_marked_window_and_every_gap(tmp_
     # the samples behind the pooled tails: one point pooled is that point's own percentile
     assert len(row["chunk_gaps_ms"]) > 40
     assert float(np.percentile(row["chunk_gaps_ms"], 95)) == pytest.approx(row["chunk_gap_ms_p95"], abs=0.001)
-    assert summary.aggregate([row])["chunk_gap_ms_p95"] == pytest.approx(row["chunk_gap_ms_p95"], abs=0.001)
+    assert summary.aggregate([row]).chunk_gap_ms_p95 == pytest.approx(row["chunk_gap_ms_p95"], abs=0.001)
 
 
 async def test_a_point_the_meter_did_not_cover_has_no_watts_or_mj(tmp_path):

@@ -2,7 +2,8 @@
 multi-arm sweep, each measured on the simulators by the version whose sweep engine had its paired
 and multi-arm halves apart (tests/data/sweeps), are summarized again from their points into the
 same summary.json, summary.csv and summary.md they were saved with, by the library, by `spectop
-report` and by the loader the Sweep tab's "show a saved run" uses."""
+report` and by the loader the Sweep tab's "show a saved run" uses; the summary records read the
+saved summary.json and write it back the same."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from collectors.export.json_forms import dumps
+from collectors.sweep.records import ArmsSummary, PairedSummary, from_json, to_json
 from collectors.sweep.sentences import to_markdown
 from collectors.sweep.store import load_run
-from collectors.sweep.summary import is_arms_run, summarize_saved
+from collectors.sweep.summary import is_arms_run, summarize_saved, summary_of
 from collectors.sweep.tables import to_table_csv
 from tests.support.cli_runs import spectop
 
@@ -42,3 +44,13 @@ def test_report_reads_an_old_folder(kind: str) -> None:
     done = spectop("report", str(run_dir), "--format", "json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == json.loads((run_dir / "summary.json").read_text())
+
+
+@pytest.mark.parametrize("kind", RUNS)
+def test_the_records_read_and_write_the_saved_form(kind: str) -> None:
+    run_dir = RUNS[kind]
+    saved = json.loads((run_dir / "summary.json").read_text())
+    record = from_json(ArmsSummary if kind == "multi-arm" else PairedSummary, saved)
+    assert json.loads(dumps(to_json(record))) == saved
+    meta, rows = load_run(run_dir)
+    assert record == summary_of(rows, meta)
