@@ -20,6 +20,7 @@ from enum import Enum
 from typing import Any
 
 from collectors.sweep.rule import Verdict
+from collectors.sweep.store import ARMS_SUMMARY_SCHEMA
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +201,15 @@ class ArmsSummary:
 
 
 Summary = PairedSummary | ArmsSummary
+
+
+def as_summary(summary: Summary | Mapping[str, Any]) -> Summary:
+    """A summary record; a JSON form (an event's, a recording's, a saved file's) read by its schema."""
+    if isinstance(summary, PairedSummary | ArmsSummary):
+        return summary
+    kind = ArmsSummary if summary.get("schema") == ARMS_SUMMARY_SCHEMA else PairedSummary
+    record: Summary = from_json(kind, summary)
+    return record
 
 
 def to_json(value: Any) -> Any:

@@ -32,7 +32,7 @@ from collectors.sweep.plan import ArmsPlan, PointKey, SweepPlan, paired
 from collectors.sweep.prompts import PromptSet
 from collectors.sweep.sentences import to_markdown
 from collectors.sweep.store import ARMS_RUN_SCHEMA, POINT_SCHEMA, RUN_SCHEMA, RunStore, machine
-from collectors.sweep.summary import summarize
+from collectors.sweep.summary import summarize_record, summary_of
 from collectors.sweep.tables import to_table_csv
 
 
@@ -227,10 +227,11 @@ class SweepSession:
         """The summary of every completed point, and why its files could not be written (a full disk)."""
         self.pool.stop_all()
         meta = self.meta(planned)
-        summary = summarize(self.rows, meta)
+        record = summary_of(self.rows, meta)
+        summary = summarize_record(record)
         try:
             self.store.write_meta(meta)
-            self.store.write_summary(summary, to_table_csv(summary), to_markdown(summary))
+            self.store.write_summary(summary, to_table_csv(record), to_markdown(record))
         except SpectopError as exc:
             return summary, str(exc)
         return summary, None

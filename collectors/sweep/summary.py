@@ -95,7 +95,12 @@ def summary_of(rows: Sequence[Row], meta: Row | None = None) -> Summary:
 
 def summarize(rows: Sequence[Row], meta: Row | None = None) -> dict[str, Any]:
     """`summary_of` in its JSON form, as summary.json holds it."""
-    form: dict[str, Any] = to_json(summary_of(rows, meta))
+    return summarize_record(summary_of(rows, meta))
+
+
+def summarize_record(record: Summary) -> dict[str, Any]:
+    """A summary record in its JSON form."""
+    form: dict[str, Any] = to_json(record)
     return form
 
 
@@ -109,8 +114,9 @@ def rewrite_summary(run_dir: Path) -> dict[str, Any]:
     """Summarize a run of either kind from its files (a sweep cut short, or saved by an older
     spectop) and save it."""
     meta, rows = load_run(run_dir)
-    summary = summarize(rows, meta)
-    RunStore(run_dir).write_summary(summary, to_table_csv(summary), to_markdown(summary))
+    record = summary_of(rows, meta)
+    summary = summarize_record(record)
+    RunStore(run_dir).write_summary(summary, to_table_csv(record), to_markdown(record))
     return summary
 
 
