@@ -21,7 +21,7 @@ from collectors.fmt import num, pct, printable
 from collectors.sweep.plan import PointKey
 from collectors.sweep.records import ArmsSummary, PairedSummary, Summary, as_summary
 from collectors.sweep.sentences import verdict_sentences
-from collectors.sweep.summary import MAIN_COLUMNS, summarize_record, table_cells
+from collectors.sweep.summary import MAIN_COLUMNS, table_cells
 from collectors.sweep.tables import arms_cells
 from tui.widgets.sweep_plot import SweepPlot
 
@@ -184,7 +184,7 @@ class SweepPanel(Vertical):
         self.add_points(0, schedule)
         self.query_one("#sweep-table", DataTable).clear()
         self.query_one("#sweep-verdict", Static).update("")
-        self.query_one(SweepPlot).show({"rows": [], "crossover": None})
+        self.query_one(SweepPlot).show(None)
 
     def add_points(self, first_index: int, keys: tuple[PointKey, ...]) -> None:
         points = self.query_one("#sweep-points", DataTable)
@@ -237,7 +237,7 @@ class SweepPanel(Vertical):
         for row, t in zip(cells, record.rows):
             style = "red" if t.void else ""
             table.add_row(*(Text(c, style=style) for c in row))
-        self.query_one(SweepPlot).show(summarize_record(record))
+        self.query_one(SweepPlot).show(record)
 
     def _show_arms(self, summary: ArmsSummary) -> None:
         """The arm x class grid: the best arms marked, acceptance below the 60 % line in yellow."""
@@ -256,7 +256,7 @@ class SweepPanel(Vertical):
                 out["acceptance"].stylize("yellow")
             out["best"].stylize("bold green" if "energy" in mark else "cyan")
             table.add_row(*out.values())
-        self.query_one(SweepPlot).show(summarize_record(summary))
+        self.query_one(SweepPlot).show(summary)
 
     def show_saved(self, summary: Summary | Mapping[str, Any], run_dir: str) -> None:
         """A finished run read from its folder (the dialog's "show a saved run")."""
