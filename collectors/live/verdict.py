@@ -10,6 +10,7 @@ not draft is told what drafting would do there instead; only the sweep's trustwo
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,7 @@ from collectors.launch.specflags import is_void_draft
 from collectors.live.accounting import LiveLedger
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep.arms import split_command
+from collectors.sweep.records import PairedSummary, Summary, as_summary
 from collectors.sweep.rule import EVEN_BAND, Verdict, classify
 from collectors.sweep.summary import at_batch
 
@@ -35,7 +37,9 @@ class LiveEnergy:
     reading: Verdict | None = None  # the rule's reading of drafting now, which colours the verdict
 
 
-def live_energy(live: LiveLedger, summary: dict[str, Any] | None, sweep_running: bool) -> LiveEnergy:
+def live_energy(
+    live: LiveLedger, summary: Summary | Mapping[str, Any] | None, sweep_running: bool
+) -> LiveEnergy:
     batch = live.current_batch()
     if sweep_running:
         # the meter sees both arms of the sweep; the watched server's tokens are not all of them
@@ -52,14 +56,20 @@ def live_energy(live: LiveLedger, summary: dict[str, Any] | None, sweep_running:
 
 
 def verdict(
-    mj_per_token: float | None, batch: float | None, summary: dict[str, Any] | None, drafting: bool | None
+    mj_per_token: float | None,
+    batch: float | None,
+    summary: Summary | Mapping[str, Any] | None,
+    drafting: bool | None,
 ) -> str:
     """Live drafting mJ/token against the last sweep's plain curve at the current batch."""
     return judged(mj_per_token, batch, summary, drafting)[0]
 
 
 def judged(
-    mj_per_token: float | None, batch: float | None, summary: dict[str, Any] | None, drafting: bool | None
+    mj_per_token: float | None,
+    batch: float | None,
+    summary: Summary | Mapping[str, Any] | None,
+    drafting: bool | None,
 ) -> tuple[str, Verdict | None]:
     """Live drafting mJ/token against the last sweep's plain curve at the current batch: the
     sentence, and the rule's reading of drafting's ratio (None where the server is not drafting)."""
@@ -96,24 +106,21 @@ def change(ratio: float, would: bool = False) -> str:
     return f"{'would break' if would else 'breaks'} even ({100 * (ratio - 1):+.0f} %, within {100 * EVEN_BAND:.0f} %)"
 
 
-def curve_at(summary: dict[str, Any], arm: str, batch: float) -> float | None:
-    """An arm's mJ/token in a sweep summary at `batch`, between its measured batches."""
-    return at_batch(
-        [
-            (t["batch"], t[arm]["mj_per_token"])
-            for t in summary["rows"]
-            if t[arm]["mj_per_token"] and t[arm]["trusted"]
-        ],
-        batch,
-    )
+def curve_at(summary: Summary | Mapping[str, Any], arm: str, batch: float) -> float | None:
+    """An arm's mJ/token in a paired sweep's summary at `batch`, between its measured batches."""
+    record = as_summary(summary)
+    if not isinstance(record, PairedSummary):
+        return None
+    figures = [(t.batch, t.plain if arm == "plain" else t.draft) for t in record.rows]
+    return at_batch([(b, f.mj_per_token) for b, f in figures if f.mj_per_token and f.trusted], batch)
 
 
-def curve_ratio_at(summary: dict[str, Any], batch: float) -> float | None:
+def curve_ratio_at(summary: Summary | Mapping[str, Any], batch: float) -> float | None:
     """The draft/plain energy ratio at `batch`, from the summary's batches with a trustworthy pair."""
-    return at_batch(
-        [(t["batch"], t["energy_ratio"]) for t in summary["rows"] if t["energy_ratio"] and t["trusted"]],
-        batch,
-    )
+    record = as_summary(summary)
+    if not isinstance(record, PairedSummary):
+        return None
+    return at_batch([(t.batch, t.energy_ratio) for t in record.rows if t.energy_ratio and t.trusted], batch)
 
 
 def void_warning(
