@@ -42,6 +42,7 @@ from collectors.sweep.events import (
     SweepStarted,
 )
 from collectors.sweep.prompts import BUILT_IN, DEFAULT_SET, PromptSet, load_prompts
+from collectors.sweep.records import Summary, as_summary
 from collectors.sweep.runner import run_sweep
 from collectors.sweep.summary import rewrite_summary
 from tui.commands import _common as opts
@@ -209,9 +210,9 @@ def _sweep(args: argparse.Namespace, plan, arms, out, sampler: Sampler | None) -
     except KeyboardInterrupt:
         if run_dir is None:
             raise
-        summary = rewrite_summary(run_dir)
+        points = as_summary(rewrite_summary(run_dir)).points
         print(
-            f"spectop: sweep {_stopped_by(signalled)}; {summary['points']} completed points saved in {run_dir}",
+            f"spectop: sweep {_stopped_by(signalled)}; {points} completed points saved in {run_dir}",
             file=sys.stderr,
         )
         return 128 + signalled[0] if signalled else 130
@@ -247,6 +248,7 @@ def _stopped_by(signalled: list[int]) -> str:
 def _finish(ended: SweepEnded, out, as_json: bool, interrupted: str | None) -> int:
     """Print the summary; the exit code. `interrupted` says how, when Ctrl-C or a signal stopped it."""
     summary = ended.summary
+    record = as_summary(summary)
     if as_json:
         print(
             json_forms.dumps(
@@ -260,19 +262,19 @@ def _finish(ended: SweepEnded, out, as_json: bool, interrupted: str | None) -> i
             )
         )
     else:
-        out.print(render_any(summary))
-        for line in any_verdict_lines(summary):
+        out.print(render_any(record))
+        for line in any_verdict_lines(record):
             out.print(line)
         out.print(f"files: {ended.run_dir}", markup=False)
     if ended.error or interrupted:
         error = printable(ended.error or "", keep_newlines=True)  # may quote a server or its log
         what = interrupted or ("interrupted" if ended.error == "interrupted" else f"stopped: {error}")
         print(
-            f"spectop: sweep {what}; {summary['points']} completed points saved in {ended.run_dir}",
+            f"spectop: sweep {what}; {record.points} completed points saved in {ended.run_dir}",
             file=sys.stderr,
         )
         return 1 if what.startswith("stopped:") else 130
-    untrusted = _untrusted_batches(summary)
+    untrusted = _untrusted_batches(record)
     if untrusted:
         batches = ", ".join(str(b) for b in untrusted)
         print(
@@ -289,9 +291,10 @@ UNTRUSTED = 3  # the sweep finished, but some batch had no trustworthy pair
 CHOSEN = {"no-meter"}
 
 
-def _untrusted_batches(summary: dict) -> list[int]:
-    """The batches whose pair cannot be trusted for a reason the user did not choose."""
-    return [u["batch"] for u in summary["untrusted"] if set(u["because"]) - CHOSEN]
+def _untrusted_batches(summary: Summary) -> list[int]:
+    """The batches whose pair (or arm, in a multi-arm sweep) cannot be trusted for a reason the
+    user did not choose."""
+    return [u.batch for u in summary.untrusted if set(u.because) - CHOSEN]
 
 
 def _w(power_w: float | None) -> str:
