@@ -22,7 +22,7 @@ from typing import Any
 from collectors.energy import ledger
 from collectors.sweep import checks
 from collectors.sweep.aggregate import aggregate, arm_figures
-from collectors.sweep.best_arms import ACCEPTANCE_LINE, best_arms, round_energy_mj, turn_off
+from collectors.sweep.best_arms import ACCEPTANCE_LINE, best_arms, round_energy_mj, turn_off, void_waived
 from collectors.sweep.records import (
     ArmEntry,
     ArmFigures,
@@ -35,7 +35,6 @@ from collectors.sweep.records import (
     PairUntrusted,
     RuleUsed,
     Summary,
-    VoidWaived,
     from_json,
     to_json,
 )
@@ -200,25 +199,6 @@ def _exclusions(rows: Sequence[Row]) -> list[tuple[str, ...]]:
     ]
 
 
-def _void_waived(rows: Sequence[Row]) -> list[VoidWaived]:
-    """Each arm that drafted nothing on a class but drafts on another: where, and whether it copies."""
-    out = []
-    for arm in _ordered([r["arm"] for r in rows if r["arm"] != "plain"]):
-        mine = [r for r in rows if r["arm"] == arm]
-        drafts_on = _ordered([r.get("prompt_class") for r in mine if r.get("drafted")])
-        idle_on = _ordered(
-            [
-                r.get("prompt_class")
-                for r in mine
-                if r.get("drafted") == 0 and r.get("prompt_class") not in drafts_on
-            ]
-        )
-        if drafts_on and idle_on:
-            copies = any(checks.copies_ngrams(r) for r in mine)
-            out += [VoidWaived(arm, c, tuple(drafts_on), copies) for c in idle_on]
-    return out
-
-
 def _ordered(values: Sequence[Any]) -> list[Any]:
     return list(dict.fromkeys(values))
 
@@ -285,7 +265,7 @@ def _arms_summary(rows: Sequence[Row], meta: Row) -> ArmsSummary:
         turn_off=tuple(turn_off(verdicts, table)),
         round_energy_mj=round_energy_mj(table),
         failed_arms=dict(meta.get("failed_arms") or {}),
-        void_waived=tuple(_void_waived(rows)),
+        void_waived=tuple(void_waived(rows)),
         # what has no trustworthy figure, and why (the CLI's exit code reads it as the paired sweep's)
         untrusted=tuple(
             ArmUntrusted(
