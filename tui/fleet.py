@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from collectors.export.series import FeedView
-from collectors.live.verdict import LiveEnergy, verdict
+from collectors.live.verdict import LiveEnergy, judged
 from collectors.meters import MeterInfo, Sampler
 from tui.state import LiveState
 
@@ -169,8 +169,8 @@ def fleet_energy(servers: Sequence[WatchedServer]) -> list[ServerEnergy]:
         )
         if not server.state.sweep_running and window.meter_problem is None:
             drafting = ledger.latest.drafting if ledger.latest else None
-            said = verdict(split.mj_per_token, energy.batch, server.state.sweep_summary, drafting)
-            split = dataclasses.replace(split, verdict=said)
+            said, reading = judged(split.mj_per_token, energy.batch, server.state.sweep_summary, drafting)
+            split = dataclasses.replace(split, verdict=said, reading=reading)
         out.append(ServerEnergy(split, n_users, view.energy_share()))
     return out
 

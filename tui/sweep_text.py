@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from collectors.sweep.arms_summary import ARMS_SUMMARY_SCHEMA
+from collectors.sweep.records import ArmsSummary, PairedSummary, Summary, as_summary
 
 
-def is_arms(summary: dict[str, Any]) -> bool:
+def is_arms(summary: Summary | Mapping[str, Any]) -> bool:
     """A multi-arm sweep's summary (an arm x class grid), not a paired one (note 25's table)."""
-    return summary.get("schema") == ARMS_SUMMARY_SCHEMA
+    return isinstance(as_summary(summary), ArmsSummary)
 
 
-def sweep_headline(summary: dict[str, Any]) -> str:
+def sweep_headline(summary: Summary | Mapping[str, Any]) -> str:
     """One line for a notification: the recommendation, or the best arm per class by energy."""
-    if not is_arms(summary):
-        return str(summary["recommendation"])
-    batches = len({v["batch"] for v in summary["verdicts"]}) > 1
+    record = as_summary(summary)
+    if isinstance(record, PairedSummary):
+        return record.recommendation
+    batches = len({v.batch for v in record.verdicts}) > 1
     best = [
-        f"{v['prompt_class']}" + (f" B={v['batch']}" if batches else "") + f" {v['best_energy']}"
-        for v in summary["verdicts"]
-        if v["plain_trusted"]
+        v.prompt_class + (f" B={v.batch}" if batches else "") + f" {v.best_energy}"
+        for v in record.verdicts
+        if v.plain_trusted
     ]
     return "best by energy: " + ", ".join(best) if best else "no trustworthy plain point: no arm compared"

@@ -8,6 +8,7 @@ summed before dividing (Eq. 3, 14).
 from __future__ import annotations
 
 import bisect
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -45,70 +46,16 @@ def mj_per_token(energy_j: float, committed_tokens: int) -> float | None:
     return 1000.0 * energy_j / committed_tokens
 
 
-def mj_per_token_from_power(power_w: float, tok_s: float) -> float | None:
-    """mJ/token at a steady state: watts over tokens per second (note 25: 22.9 W, 61.9 tok/s → 370)."""
-    if tok_s <= 0:
-        return None
-    return 1000.0 * power_w / tok_s
-
-
 def net_energy_j(gross_j: float, idle_power_w: float, duration_s: float) -> float:
     """Energy above the measured idle baseline; may be negative, which is noise, not clamped."""
     return gross_j - idle_power_w * duration_s
 
 
-@dataclass(frozen=True, slots=True)
-class ArmTotals:
-    """Totals of one arm's measurement window at one batch."""
-
-    energy_j: float
-    committed_tokens: int
-    duration_s: float
-
-    @property
-    def tok_s(self) -> float:
-        return self.committed_tokens / self.duration_s
-
-    @property
-    def power_w(self) -> float:
-        return self.energy_j / self.duration_s
-
-    @property
-    def mj_per_token(self) -> float:
-        return 1000.0 * self.energy_j / self.committed_tokens
-
-
-@dataclass(frozen=True, slots=True)
-class PairedRatios:
-    """Draft over plain at equal actual batch: e_s/e_0 = (P_s/P_0) / U (Eq. 6)."""
-
-    energy_ratio: float
-    speedup: float
-    power_ratio: float
-
-
-def paired_ratios(plain: ArmTotals, draft: ArmTotals) -> PairedRatios:
-    """Energy ratio, speed-up and power ratio of the draft arm against the plain arm."""
-    return PairedRatios(
-        energy_ratio=draft.mj_per_token / plain.mj_per_token,
-        speedup=draft.tok_s / plain.tok_s,
-        power_ratio=draft.power_w / plain.power_w,
-    )
-
-
-def energy_ratio_from_power(power_ratio: float, speedup: float) -> float:
-    """Eq. 6: a 1.20× speed-up at 1.35× power costs 1.125× the energy per token."""
-    return power_ratio / speedup
-
-
-def energy_ratio_from_rounds(round_j_draft: float, round_j_plain: float, mean_advance: float) -> float:
-    """Eq. 4: e_s/e_0 = J_s / (J_0 · G) at equal batch."""
-    return round_j_draft / (round_j_plain * mean_advance)
-
-
-def drafting_saves_energy(mean_advance: float, round_energy_ratio: float) -> bool:
-    """Eq. 4: drafting saves energy iff the mean committed advance G exceeds J_s/J_0."""
-    return mean_advance > round_energy_ratio
+def draft_over_plain(draft: float | None, plain: float | None) -> float | None:
+    """A drafting arm's figure over plain's at equal batch: the energy ratio e_s/e_0 (of mJ/token),
+    the speed-up U (of tok/s) or the power ratio (of W), so that e_s/e_0 = (P_s/P_0) / U (Eq. 6).
+    Each figure is already a ratio of its arm's totals; None when either is unknown or plain's is 0."""
+    return draft / plain if draft is not None and plain else None
 
 
 def acceptance(drafted: int, accepted: int) -> float | None:
@@ -135,19 +82,7 @@ def survival_from_positions(accepted_per_position: Sequence[int], steps: int) ->
 
 def expected_advance(survival: Iterable[float]) -> float:
     """Eq. 1: E[G] = 1 + Σ_j S_j."""
-    return 1.0 + sum(survival)
-
-
-def geometric_survival(p: float, k: int) -> list[float]:
-    """S_j = p^j for a constant conditional acceptance p (the review's teaching model, Eq. 2 in collectors/docs/energy-ledger.md)."""
-    return [p**j for j in range(1, k + 1)]
-
-
-def geometric_expected_advance(p: float, k: int) -> float:
-    """Eq. 2: E[G] = (1 − p^(k+1)) / (1 − p); k + 1 at p = 1."""
-    if p == 1.0:
-        return float(k + 1)
-    return (1.0 - p ** (k + 1)) / (1.0 - p)
+    return 1.0 + math.fsum(survival)
 
 
 def marginal_width_threshold(next_survival: float, advance_k: float) -> float:
@@ -158,15 +93,6 @@ def marginal_width_threshold(next_survival: float, advance_k: float) -> float:
 def marginal_width_pays(round_energy_increase: float, next_survival: float, advance_k: float) -> bool:
     """Eq. 5 with ΔJ/J_k given as a fraction (0.02 = 2 % more energy per round)."""
     return round_energy_increase < marginal_width_threshold(next_survival, advance_k)
-
-
-def mixed_mj_per_token(segments: Iterable[tuple[int, float]]) -> float | None:
-    """Eq. 14: token-weighted mean of per-segment mJ/token, i.e. joules summed before dividing."""
-    tokens = energy = 0.0
-    for n_tokens, e_mj in segments:
-        tokens += n_tokens
-        energy += n_tokens * e_mj
-    return energy / tokens if tokens > 0 else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ not draft is told what drafting would do there instead; only the sweep's trustwo
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +20,8 @@ from collectors.live.accounting import LiveLedger
 from collectors.servers import registry
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep.arms import split_command
-from collectors.sweep.rule import EVEN_BAND, classify
+from collectors.sweep.records import PairedSummary, Summary, as_summary
+from collectors.sweep.rule import EVEN_BAND, Verdict, classify
 from collectors.sweep.summary import at_batch
 
 
@@ -33,9 +35,12 @@ class LiveEnergy:
     tokens: int
     batch: float | None
     verdict: str
+    reading: Verdict | None = None  # the rule's reading of drafting now, which colours the verdict
 
 
-def live_energy(live: LiveLedger, summary: dict[str, Any] | None, sweep_running: bool) -> LiveEnergy:
+def live_energy(
+    live: LiveLedger, summary: Summary | Mapping[str, Any] | None, sweep_running: bool
+) -> LiveEnergy:
     batch = live.current_batch()
     if sweep_running:
         # the meter sees both arms of the sweep; the watched server's tokens are not all of them
@@ -43,34 +48,50 @@ def live_energy(live: LiveLedger, summary: dict[str, Any] | None, sweep_running:
     r = live.rolling()
     drafting = live.latest.drafting if live.latest else None
     # a stuck or impossible meter gives no mJ/token: say why instead of "idle"
-    said = f"no live energy: {r.meter_problem}" if r.meter_problem else None
-    return LiveEnergy(
-        r.window_s,
-        r.mj_per_token,
-        r.net_mj_per_token,
-        r.tokens,
-        batch,
-        said or verdict(r.mj_per_token, batch, summary, drafting),
+    said, reading = (
+        (f"no live energy: {r.meter_problem}", None)
+        if r.meter_problem
+        else judged(r.mj_per_token, batch, summary, drafting)
     )
+    return LiveEnergy(r.window_s, r.mj_per_token, r.net_mj_per_token, r.tokens, batch, said, reading)
 
 
 def verdict(
-    mj_per_token: float | None, batch: float | None, summary: dict[str, Any] | None, drafting: bool | None
+    mj_per_token: float | None,
+    batch: float | None,
+    summary: Summary | Mapping[str, Any] | None,
+    drafting: bool | None,
 ) -> str:
     """Live drafting mJ/token against the last sweep's plain curve at the current batch."""
+    return judged(mj_per_token, batch, summary, drafting)[0]
+
+
+def judged(
+    mj_per_token: float | None,
+    batch: float | None,
+    summary: Summary | Mapping[str, Any] | None,
+    drafting: bool | None,
+) -> tuple[str, Verdict | None]:
+    """Live drafting mJ/token against the last sweep's plain curve at the current batch: the
+    sentence, and the rule's reading of drafting's ratio (None where the server is not drafting)."""
     if summary is None:
-        return "no sweep yet: press s to measure where drafting pays"
+        return "no sweep yet: press s to measure where drafting pays", None
     if batch is None or mj_per_token is None:
-        return "idle: the verdict needs traffic on the server"
+        return "idle: the verdict needs traffic on the server", None
     plain = curve_at(summary, "plain", batch)
     if plain is None:
-        return "the last sweep has no plain curve to compare with"
+        return "the last sweep has no plain curve to compare with", None
     if drafting is False:
         ratio = curve_ratio_at(summary, batch)
         if ratio is None:
-            return "this server does not draft"
-        return f"not drafting; at {batch:.1f} requests drafting {change(ratio, would=True)}"
-    return f"drafting {change(mj_per_token / plain)} at {batch:.1f} requests (vs the sweep's plain curve)"
+            return "this server does not draft", None
+        # what drafting would do is no reading of this server's energy: the verdict stays uncoloured
+        return f"not drafting; at {batch:.1f} requests drafting {change(ratio, would=True)}", None
+    ratio = mj_per_token / plain
+    return (
+        f"drafting {change(ratio)} at {batch:.1f} requests (vs the sweep's plain curve)",
+        classify(ratio),
+    )
 
 
 def change(ratio: float, would: bool = False) -> str:
@@ -79,31 +100,28 @@ def change(ratio: float, would: bool = False) -> str:
     `would` gives the conditional, for a server that does not draft.
     """
     kind = classify(ratio)
-    if kind == "saves":
+    if kind is Verdict.SAVES:
         return f"{'would save' if would else 'saves'} {100 * (1 - ratio):.0f} %"
-    if kind == "costs":
+    if kind is Verdict.COSTS:
         return f"{'would cost' if would else 'costs'} {100 * (ratio - 1):.0f} % more"
     return f"{'would break' if would else 'breaks'} even ({100 * (ratio - 1):+.0f} %, within {100 * EVEN_BAND:.0f} %)"
 
 
-def curve_at(summary: dict[str, Any], arm: str, batch: float) -> float | None:
-    """An arm's mJ/token in a sweep summary at `batch`, between its measured batches."""
-    return at_batch(
-        [
-            (t["batch"], t[arm]["mj_per_token"])
-            for t in summary["rows"]
-            if t[arm]["mj_per_token"] and t[arm]["trusted"]
-        ],
-        batch,
-    )
+def curve_at(summary: Summary | Mapping[str, Any], arm: str, batch: float) -> float | None:
+    """An arm's mJ/token in a paired sweep's summary at `batch`, between its measured batches."""
+    record = as_summary(summary)
+    if not isinstance(record, PairedSummary):
+        return None
+    figures = [(t.batch, t.plain if arm == "plain" else t.draft) for t in record.rows]
+    return at_batch([(b, f.mj_per_token) for b, f in figures if f.mj_per_token and f.trusted], batch)
 
 
-def curve_ratio_at(summary: dict[str, Any], batch: float) -> float | None:
+def curve_ratio_at(summary: Summary | Mapping[str, Any], batch: float) -> float | None:
     """The draft/plain energy ratio at `batch`, from the summary's batches with a trustworthy pair."""
-    return at_batch(
-        [(t["batch"], t["energy_ratio"]) for t in summary["rows"] if t["energy_ratio"] and t["trusted"]],
-        batch,
-    )
+    record = as_summary(summary)
+    if not isinstance(record, PairedSummary):
+        return None
+    return at_batch([(t.batch, t.energy_ratio) for t in record.rows if t.energy_ratio and t.trusted], batch)
 
 
 def void_warning(

@@ -20,14 +20,15 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from collectors.energy import ledger
 from collectors.errors import SpectopError
 
 
 def expected_advance(survival: Sequence[float]) -> float:
-    """G_k = 1 + Σ S_j over the k drafted positions (the review's Eq. 1)."""
+    """G_k = 1 + Σ S_j over the k drafted positions (the review's Eq. 1), survival checked first."""
     if any(not (0.0 <= s <= 1.0) for s in survival):
         raise SpectopError(f"survival probabilities must lie in [0, 1], not {list(survival)}", "")
-    return 1.0 + math.fsum(survival)
+    return ledger.expected_advance(survival)
 
 
 def geometric_survival(p: float, k: int) -> list[float]:
@@ -39,12 +40,13 @@ def widening_threshold(added_advance: float, advance: float) -> float:
     """The largest fractional rise in round energy that widening may cost: ΔG / G_k (Eq. 5)."""
     if advance < 1.0:
         raise SpectopError(f"a round commits at least one token, not G = {advance}", "")
-    return added_advance / advance
+    return ledger.marginal_width_threshold(added_advance, advance)
 
 
 def widening_pays(energy_rise: float, added_advance: float, advance: float) -> bool:
     """Eq. 5: widening pays only if ΔJ / J_k < ΔG / G_k."""
-    return energy_rise < widening_threshold(added_advance, advance)
+    widening_threshold(added_advance, advance)  # refuses an advance below 1
+    return ledger.marginal_width_pays(energy_rise, added_advance, advance)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ option and its range from the same bounds.
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import dataclass, field, replace
 
 from collectors.errors import SpectopError
@@ -88,6 +89,53 @@ class SweepPlan:
                     PointKey(p, b, "plain", "after"),
                 ]
         return keys
+
+
+@dataclass(frozen=True, slots=True)
+class ArmsPlan:
+    """What a sweep measures: the knobs (`base`), the arms besides plain and the prompt classes.
+
+    The paired sweep (`paired`) is the one with the arm "draft" and one unnamed class, the base's
+    prompts: its points carry no class and run in note 25's order (`SweepPlan.schedule`). A multi-arm
+    sweep (seed 001, collectors/docs/draft-strategies.md) runs every arm on every class at every
+    batch, bracketed by plain; a slow drift of the machine (heat, a background job) must not line
+    up with one arm, so the order of (class, batch) blocks and of the arms inside each is shuffled
+    anew in every pass, from a seed the run keeps, so a run can be repeated in the same order.
+    """
+
+    base: SweepPlan
+    arm_names: tuple[str, ...]
+    classes: tuple[PromptSet, ...]  # empty: the paired sweep's one unnamed class, `base.prompts`
+    seed: int = 0  # of the shuffled order
+
+    @property
+    def is_paired(self) -> bool:
+        return not self.classes
+
+    def prompt_set(self, name: str) -> PromptSet:
+        return next((c for c in self.classes if c.name == name), self.base.prompts)
+
+    def schedule(self) -> list[PointKey]:
+        """Per pass, the (class, batch) blocks in a shuffled order; in each, plain, the arms shuffled, plain."""
+        if self.is_paired:
+            return self.base.schedule()
+        rng = random.Random(self.seed)
+        keys: list[PointKey] = []
+        for p in range(self.base.passes):
+            blocks = [(c.name, b) for c in self.classes for b in self.base.batches]
+            rng.shuffle(blocks)
+            for cls, batch in blocks:
+                arms = list(self.arm_names)
+                rng.shuffle(arms)
+                keys.append(PointKey(p, batch, "plain", "before", cls))
+                keys += [PointKey(p, batch, arm, "", cls) for arm in arms]
+                keys.append(PointKey(p, batch, "plain", "after", cls))
+        return keys
+
+
+def paired(plan: SweepPlan) -> ArmsPlan:
+    """The paired sweep: plain against the arm "draft" on the plan's prompts."""
+    return ArmsPlan(plan, ("draft",), ())
 
 
 def quick(plan: SweepPlan | None = None) -> SweepPlan:

@@ -22,7 +22,7 @@ from collectors.sweep.store import RunStore
 
 
 class Sweep(Protocol):
-    """What the loop uses of a sweep's state (runner.py `_Sweep`)."""
+    """What the loop uses of a sweep's state (session.py `SweepSession`)."""
 
     should_stop: Callable[[], bool]
     pool: ArmPool

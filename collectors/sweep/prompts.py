@@ -3,7 +3,8 @@ prose and edit (seed 001, collectors/docs/draft-strategies.md), or a file of pro
 
 Pitfalls handled: a prompts file that cannot be read, is not UTF-8 text (a binary, a UTF-16 export),
 is huge, or whose JSON lines hold something other than a non-empty text "prompt" stops with one
-line naming the file, the line and the fix, before anything is measured.
+line naming the file, the line and the fix, before anything is measured; so does a prompt class
+(`load_classes`, for a multi-arm sweep) that is missing or not text on a .jsonl line.
 """
 
 from __future__ import annotations
@@ -119,3 +120,42 @@ def load_prompts(spec: str) -> PromptSet:
     if not prompts:
         raise SpectopError(f"{path.name} holds no prompts", "separate prompts with a blank line")
     return PromptSet(path.stem, prompts)
+
+
+MAX_CLASSES = 16
+
+
+def load_classes(spec: str) -> tuple[PromptSet, ...]:
+    """Prompt classes: built-in sets by name, comma-separated (`code,prose,edit`), or one file;
+    a .jsonl file's lines may carry a "class" field, and then each class is a set of its own."""
+    path = Path(spec)
+    if spec.endswith(".jsonl") and path.is_file():
+        return _jsonl_classes(path)
+    names = [n.strip() for n in spec.split(",") if n.strip()]
+    if len(names) > 1 and any(n not in BUILT_IN for n in names):
+        unknown = next(n for n in names if n not in BUILT_IN)
+        raise SpectopError(
+            f"no built-in prompt set called {unknown!r}", f"use {', '.join(sorted(BUILT_IN))}, or one file"
+        )
+    if len(set(names)) != len(names) or len(names) > MAX_CLASSES:
+        raise SpectopError(f"--prompts names a class twice, or more than {MAX_CLASSES}: {spec!r}", "")
+    return tuple(load_prompts(n) for n in names) if names else (load_prompts(spec),)
+
+
+def _jsonl_classes(path: Path) -> tuple[PromptSet, ...]:
+    by_class: dict[str, list[str]] = {}
+    for number, line in enumerate(_read_text(path).splitlines(), 1):
+        if not line.strip():
+            continue
+        prompt = _jsonl_prompt(path, number, line)
+        cls = json.loads(line).get("class", path.stem)
+        if not isinstance(cls, str) or not cls.strip():
+            raise SpectopError(
+                f'{path.name} line {number}: "class" must be a non-empty text', 'e.g. {"class": "edit", ...}'
+            )
+        by_class.setdefault(cls.strip(), []).append(prompt)
+    if not by_class:
+        raise SpectopError(f"{path.name} holds no prompts", 'one JSON object a line, with a "prompt"')
+    if len(by_class) > MAX_CLASSES:
+        raise SpectopError(f"{path.name} has more than {MAX_CLASSES} classes", "split the sweep")
+    return tuple(PromptSet(name, tuple(prompts)) for name, prompts in by_class.items())

@@ -1,8 +1,8 @@
 """What a dashboard asks of the sweep: a run to start (`SweepRequest`) or a finished one to show (`SavedRun`).
 
 The sweep dialog builds them; the dashboard's sweep worker hands a request to `run_request`, which
-picks the engine: the multi-arm sweep when the request carries an arms plan (draft lengths, an
-n-gram arm, prompt classes), the paired sweep otherwise. Both yield the same progress events.
+runs it: with the request's arms plan (draft lengths, an n-gram arm, prompt classes), or the
+paired plan (plain and draft, one class) otherwise, on the one sweep engine.
 """
 
 from __future__ import annotations
@@ -14,10 +14,8 @@ from typing import Any
 
 from collectors.meters.sampler import Sampler
 from collectors.sweep.arms import ArmSpec
-from collectors.sweep.arms_plan import ArmsPlan
-from collectors.sweep.arms_runner import run_arms_sweep
 from collectors.sweep.events import SweepEvent
-from collectors.sweep.plan import SweepPlan
+from collectors.sweep.plan import ArmsPlan, SweepPlan
 from collectors.sweep.runner import run_sweep
 
 
@@ -45,8 +43,8 @@ def run_request(
     should_stop: Callable[[], bool],
     api_key: str | None,
 ) -> Iterator[SweepEvent]:
-    """The request's progress events, from the multi-arm engine or the paired one."""
-    if request.arms_plan:
-        return run_arms_sweep(request.arms_plan, request.arms, sampler, results_root, should_stop, api_key)
-    paired = (request.arms[0], request.arms[1])
-    return run_sweep(request.plan, paired, sampler, results_root, should_stop, api_key)
+    """The request's progress events: its arms plan when it has one, else the paired plan on its
+    first two arms (plain and draft); one engine runs either."""
+    plan = request.arms_plan or request.plan
+    arms = request.arms if request.arms_plan else request.arms[:2]
+    return run_sweep(plan, arms, sampler, results_root, should_stop, api_key)

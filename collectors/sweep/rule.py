@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 import numpy as np
@@ -39,13 +40,27 @@ def at_batch(points: Iterable[tuple[float, float]], batch: float) -> float | Non
     return interpolate([(math.log(b), v) for b, v in points], math.log(batch))
 
 
-def classify(ratio: float, even_band: float = EVEN_BAND) -> str:
-    """ "saves", "even" or "costs": the one reading of an energy ratio that everything else uses."""
+class Verdict(str, Enum):
+    """The rule's reading of an energy ratio; its value is the word saved in summaries (and equal to it)."""
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+    SAVES = "saves"
+    EVEN = "even"
+    COSTS = "costs"
+
+
+def classify(ratio: float, even_band: float = EVEN_BAND) -> Verdict:
+    """The one reading of an energy ratio that everything else uses."""
     if ratio > 1.0 + even_band:
-        return "costs"
+        return Verdict.COSTS
     if ratio < 1.0 - even_band:
-        return "saves"
-    return "even"
+        return Verdict.SAVES
+    return Verdict.EVEN
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +94,7 @@ def upward_exits(ratios: Sequence[tuple[int, float]], even_band: float = EVEN_BA
     return [
         _crossing((b0, r0), (b1, r1), 1.0 + even_band)
         for (b0, r0), (b1, r1) in zip(ordered, ordered[1:])
-        if classify(r0, even_band) != "costs" and classify(r1, even_band) == "costs"
+        if classify(r0, even_band) is not Verdict.COSTS and classify(r1, even_band) is Verdict.COSTS
     ]
 
 
@@ -89,11 +104,13 @@ def judge(ratios: Sequence[tuple[int, float]], even_band: float = EVEN_BAND) -> 
         return Judgement("no valid paired points: nothing to recommend", None)
     ordered = sorted(ratios)
     verdicts = [(b, classify(r, even_band)) for b, r in ordered]
-    worth = [b for b, v in verdicts if v != "costs"]
-    costs = [b for b, v in verdicts if v == "costs"]
+    worth = [b for b, v in verdicts if v is not Verdict.COSTS]
+    costs = [b for b, v in verdicts if v is Verdict.COSTS]
     span = f"{ordered[0][0]}–{ordered[-1][0]}" if len(ordered) > 1 else f"{ordered[0][0]}"
     if not costs:
-        verb = "saves energy" if all(v == "saves" for _, v in verdicts) else "saves energy or breaks even"
+        verb = (
+            "saves energy" if all(v is Verdict.SAVES for _, v in verdicts) else "saves energy or breaks even"
+        )
         return Judgement(
             f"drafting {verb} at every measured batch ({span} concurrent requests): keep it on", None
         )

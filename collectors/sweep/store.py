@@ -28,6 +28,10 @@ from collectors.export.json_forms import dumps, finite
 from collectors.redact import redact_argv, redact_command
 
 POINT_SCHEMA = "spectop.point/1"
+RUN_SCHEMA = "spectop.run/1"  # meta.json of a paired sweep
+ARMS_RUN_SCHEMA = "spectop.run-arms/1"  # meta.json of a multi-arm sweep
+SUMMARY_SCHEMA = "spectop.summary/2"  # /2: crossover at the break-even band's edge; trust per batch
+ARMS_SUMMARY_SCHEMA = "spectop.summary-arms/1"
 
 
 def machine() -> dict[str, Any]:
@@ -251,6 +255,11 @@ def point_problem(row: Any) -> str | None:
     ):
         return "requests are not a list of request objects"
     return None
+
+
+def is_arms_summary(summary: Mapping[str, Any]) -> bool:
+    """A multi-arm run's summary (a table per class, best arms), not a paired run's (note 25's table)."""
+    return summary.get("schema") == ARMS_SUMMARY_SCHEMA
 
 
 def to_csv(header: list[str], rows: list[list[Any]]) -> str:

@@ -1,149 +1,159 @@
-"""The sweep's summary: note 25's table (collectors/docs/note25.md) plus G, width, tails, net energy, the crossover and a verdict.
+"""The sweep's summary: per prompt class, batch and arm, each arm's figures against plain's, and the
+verdicts read from them; the paired sweep's is note 25's table (collectors/docs/note25.md) plus G,
+width, tails, net energy, the crossover and a recommendation.
 
-Every figure is a ratio of totals over the points of an arm at a batch (Eq. 3, 14): joules,
-tokens and seconds are summed over passes (and plain before/after) before dividing. Pitfalls
-handled: only trustworthy points (`checks.EXCLUDING`) feed the ratios, the crossover and the
-recommendation; an arm with none is still shown, from all its points, and marked untrusted.
-Energy the meter did not cover is a lower bound: it never becomes W, mJ/token or a ratio, only
-"at least". W divides by the seconds the energy was measured over (`energy_window_s`), not by the
-request window. Latency tails are percentiles of all the points' samples pooled, not a median or
-a maximum of per-point percentiles; rows saved without their samples leave the gap tails blank.
+A paired sweep is the multi-arm sweep with the arm "draft" and one prompt class, and both are
+summarized by the same figures (aggregate.py) and the same comparison with plain (`against_plain`);
+they differ in the form saved: a paired run's summary.json is note 25's table (`SUMMARY_SCHEMA`), a
+multi-arm run's the table per class with the best arms (`ARMS_SUMMARY_SCHEMA`, best_arms.py).
+Pitfalls handled: only trustworthy points (`checks.EXCLUDING`) feed the ratios, the crossover and
+the recommendation; an arm with none is still shown, from all its points, and marked untrusted.
+In a multi-arm run, an arm that drafted nothing on one class but drafts on another (n-gram copying
+on prose: nothing to copy) measured that class honestly, so its point there is not void.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from collectors.energy import ledger
 from collectors.sweep import checks
-from collectors.sweep.rule import EVEN_BAND, at_batch, classify, interpolate, judge
-from collectors.sweep.store import RunStore, load_run
-from collectors.sweep.tables import MAIN_COLUMNS, table_cells, to_markdown, to_table_csv
+from collectors.sweep.aggregate import aggregate, arm_figures
+from collectors.sweep.best_arms import ACCEPTANCE_LINE, best_arms, round_energy_mj, turn_off, void_waived
+from collectors.sweep.records import (
+    ArmEntry,
+    ArmFigures,
+    ArmsSummary,
+    ArmUntrusted,
+    BatchPair,
+    Crossover,
+    Flag,
+    PairedSummary,
+    PairUntrusted,
+    RuleUsed,
+    Summary,
+    from_json,
+    to_json,
+)
+from collectors.sweep.rule import EVEN_BAND, Verdict, at_batch, classify, interpolate, judge
+from collectors.sweep.sentences import to_markdown
+from collectors.sweep.store import ARMS_RUN_SCHEMA, ARMS_SUMMARY_SCHEMA, SUMMARY_SCHEMA, RunStore, load_run
+from collectors.sweep.tables import MAIN_COLUMNS, table_cells, to_table_csv
 
-SUMMARY_SCHEMA = "spectop.summary/2"  # /2: crossover at the break-even band's edge; trust per batch
 __all__ = [  # the live verdict and the sweep panel read these from here
+    "ARMS_SUMMARY_SCHEMA",
     "MAIN_COLUMNS",
     "SUMMARY_SCHEMA",
     "aggregate",
     "at_batch",
     "interpolate",
+    "is_arms_run",
     "rewrite_summary",
+    "summary_of",
     "summarize",
+    "summarize_saved",
     "table_cells",
 ]
 Row = Mapping[str, Any]
 
 
-def _sum(rows: Iterable[Row], key: str) -> float | None:
-    values = [r.get(key) for r in rows]
-    if not values or any(v is None for v in values):
-        return None
-    return float(sum(v for v in values if v is not None))
+@dataclass(frozen=True, slots=True)
+class AgainstPlain:
+    """An arm's figures over plain's at the same class and batch, and the rule's reading of them."""
+
+    energy_ratio: float | None
+    speedup: float | None
+    trusted: bool  # both arms trusted, and an energy ratio to judge
+    verdict: Verdict | None  # plain itself has none
 
 
-def _median(values: Iterable[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return float(np.median(present)) if present else None
+def against_plain(plain: ArmFigures, arm: ArmFigures, is_plain: bool = False) -> AgainstPlain:
+    energy_ratio = ledger.draft_over_plain(arm.mj_per_token, plain.mj_per_token)
+    trusted = arm.trusted and plain.trusted and energy_ratio is not None
+    return AgainstPlain(
+        energy_ratio,
+        ledger.draft_over_plain(arm.tok_s, plain.tok_s),
+        trusted,
+        classify(energy_ratio) if trusted and energy_ratio is not None and not is_plain else None,
+    )
 
 
-def _pooled(samples: list[float] | None, q: float) -> float | None:
-    return float(np.percentile(samples, q)) if samples else None
+def is_arms_run(meta: Row, rows: Sequence[Row]) -> bool:
+    """A multi-arm run: its meta says so, or (a run cut short before its meta) its points carry a class."""
+    return meta.get("schema") == ARMS_RUN_SCHEMA or any(r.get("prompt_class") for r in rows)
 
 
-def _gaps(rows: Sequence[Row]) -> list[float] | None:
-    """Every chunk gap of the points, or None when a point did not keep its samples (older runs)."""
-    if any(r.get("chunk_gaps_ms") is None for r in rows):
-        return None
-    return [g for r in rows for g in r["chunk_gaps_ms"]]
+def summary_of(rows: Sequence[Row], meta: Row | None = None) -> Summary:
+    """The summary of all points so far (a cancelled sweep summarizes what it has), in its run's form."""
+    meta = meta or {}
+    return _arms_summary(rows, meta) if is_arms_run(meta, rows) else _paired_summary(rows, meta)
 
 
-def aggregate(rows: Sequence[Row], trusted: bool = True) -> dict[str, Any]:
-    """One arm at one batch, over `rows`; `trusted` says whether they are trustworthy points only."""
-    measured_j = _sum(rows, "energy_j")
-    covered = all(r.get("energy_covered", True) for r in rows)
-    energy_j = measured_j if covered else None  # a lower bound is not a value
-    at_least_j = measured_j if not covered else None
-    net_j = _sum(rows, "net_energy_j") if covered else None
-    tokens, duration_s = _sum(rows, "committed_tokens") or 0.0, _sum(rows, "window_s") or 0.0
-    # the seconds the meter measured over (rows saved before this was recorded: the request window)
-    energy_s = sum(r.get("energy_window_s", r["window_s"]) for r in rows)
-    # unknown counts (a point whose drafting the server did not report) stay unknown, never 0
-    drafted, accepted, steps = (_sum(rows, k) for k in ("drafted", "accepted", "steps"))
-    gaps = _gaps(rows)
-    return {
-        "points": len(rows),
-        "trusted": trusted and bool(rows),
-        "tokens": int(tokens),
-        "duration_s": duration_s,
-        "energy_s": energy_s,
-        "energy_j": energy_j,
-        "energy_j_at_least": at_least_j,
-        "tok_s": tokens / duration_s if duration_s else None,
-        "power_w": energy_j / energy_s if energy_j is not None and energy_s else None,
-        "power_w_at_least": at_least_j / energy_s if at_least_j is not None and energy_s else None,
-        "mj_per_token": _mj(energy_j, tokens),
-        "mj_per_token_at_least": _mj(at_least_j, tokens),
-        "net_mj_per_token": _mj(net_j, tokens),
-        "acceptance": _known(ledger.acceptance, drafted, accepted),
-        "mean_advance": _known(ledger.mean_committed_advance, accepted, steps),
-        "verified_width": _known(ledger.mean_verified_width, drafted, steps),
-        "concurrency_mean": _median(r.get("concurrency_mean") for r in rows),
-        "ttft_ms_p50": _pooled(
-            [q["ttft_ms"] for r in rows for q in r.get("requests", []) if q.get("ttft_ms") is not None], 50
-        ),
-        "chunk_gap_ms_p95": _pooled(gaps, 95),
-        "chunk_gap_ms_p99": _pooled(gaps, 99),
-        "flags": sorted({f["code"] for r in rows for f in r.get("flags", [])}),
-    }
+def summarize(rows: Sequence[Row], meta: Row | None = None) -> dict[str, Any]:
+    """`summary_of` in its JSON form, as summary.json holds it."""
+    return summarize_record(summary_of(rows, meta))
 
 
-def _ratio(a: float | None, b: float | None) -> float | None:
-    return a / b if a is not None and b else None
+def summarize_record(record: Summary) -> dict[str, Any]:
+    """A summary record in its JSON form."""
+    form: dict[str, Any] = to_json(record)
+    return form
 
 
-def _arm(rows: Sequence[Row], excluded: Sequence[tuple[str, ...]]) -> dict[str, Any]:
-    """The arm's trustworthy points when it has any; else all of them, marked untrusted."""
-    kept = [r for r, codes in zip(rows, excluded) if not codes]
-    return aggregate(kept) if kept else aggregate(rows, trusted=False)
+def summarize_saved(run_dir: Path, skipped: list[str] | None = None) -> dict[str, Any]:
+    """The summary of a saved run of either kind, from its files, without writing anything."""
+    meta, rows = load_run(run_dir, skipped)
+    return summarize(rows, meta)
 
 
-def _batch_row(batch: int, rows: Sequence[Row], excluded: Sequence[tuple[str, ...]]) -> dict[str, Any]:
+def rewrite_summary(run_dir: Path) -> dict[str, Any]:
+    """Summarize a run of either kind from its files (a sweep cut short, or saved by an older
+    spectop) and save it."""
+    meta, rows = load_run(run_dir)
+    record = summary_of(rows, meta)
+    summary = summarize_record(record)
+    RunStore(run_dir).write_summary(summary, to_table_csv(record), to_markdown(record))
+    return summary
+
+
+def _idle_flag(value: Any) -> Flag | None:
+    return from_json(Flag, value) if value else None
+
+
+def _batch_row(batch: int, rows: Sequence[Row], excluded: Sequence[tuple[str, ...]]) -> BatchPair:
     arms = {
-        arm: _arm(
+        arm: arm_figures(
             [r for r in rows if r["arm"] == arm], [c for r, c in zip(rows, excluded) if r["arm"] == arm]
         )
         for arm in ("plain", "draft")
     }
     plain, draft = arms["plain"], arms["draft"]
-    energy_ratio = _ratio(draft["mj_per_token"], plain["mj_per_token"])
-    trusted = plain["trusted"] and draft["trusted"] and energy_ratio is not None
+    compared = against_plain(plain, draft)
     reasons = sorted({code for codes in excluded for code in codes})
-    missing = [f"no {arm} point" for arm in ("plain", "draft") if not arms[arm]["points"]]
+    missing = [f"no {arm} point" for arm in ("plain", "draft") if not arms[arm].points]
     draft_flags = {f["code"] for r in rows if r["arm"] == "draft" for f in r.get("flags", [])}
-    return {
-        "batch": batch,
-        "plain": plain,
-        "draft": draft,
-        "speedup": _ratio(draft["tok_s"], plain["tok_s"]),
-        "energy_ratio": energy_ratio,
-        "net_energy_ratio": _ratio(draft["net_mj_per_token"], plain["net_mj_per_token"]),
-        "power_ratio": _ratio(draft["power_w"], plain["power_w"]),
-        "void": "void" in draft_flags,
-        "trusted": trusted,
-        "verdict": classify(energy_ratio) if trusted and energy_ratio is not None else None,
-        "excluded_points": sum(1 for codes in excluded if codes),
-        "excluded": reasons,
+    return BatchPair(
+        batch=batch,
+        plain=plain,
+        draft=draft,
+        speedup=compared.speedup,
+        energy_ratio=compared.energy_ratio,
+        net_energy_ratio=ledger.draft_over_plain(draft.net_mj_per_token, plain.net_mj_per_token),
+        power_ratio=ledger.draft_over_plain(draft.power_w, plain.power_w),
+        void="void" in draft_flags,
+        trusted=compared.trusted,
+        verdict=compared.verdict,
+        excluded_points=sum(1 for codes in excluded if codes),
+        excluded=tuple(reasons),
         # why this batch has no pair the verdict may use
-        "untrusted_because": [] if trusted else (reasons + missing) or ["no energy measured"],
-    }
+        untrusted_because=() if compared.trusted else tuple((reasons + missing) or ["no energy measured"]),
+    )
 
 
-def summarize(rows: Sequence[Row], meta: Row | None = None) -> dict[str, Any]:
-    """The summary of all points so far (a cancelled sweep summarizes what it has)."""
+def _paired_summary(rows: Sequence[Row], meta: Row) -> PairedSummary:
     excluded = checks.exclusions(rows)
     by_batch: dict[int, list[int]] = {}
     for i, row in enumerate(rows):
@@ -152,43 +162,121 @@ def summarize(rows: Sequence[Row], meta: Row | None = None) -> dict[str, Any]:
         _batch_row(b, [rows[i] for i in by_batch[b]], [excluded[i] for i in by_batch[b]])
         for b in sorted(by_batch)
     ]
-    ratios = [(t["batch"], t["energy_ratio"]) for t in table if t["trusted"]]
+    ratios = [(t.batch, t.energy_ratio) for t in table if t.trusted and t.energy_ratio is not None]
     verdict = judge(ratios)
     recommendation = verdict.recommendation
-    untrusted = [{"batch": t["batch"], "because": t["untrusted_because"]} for t in table if not t["trusted"]]
+    untrusted = [PairUntrusted(t.batch, t.untrusted_because) for t in table if not t.trusted]
     if not ratios and untrusted:
-        reasons = sorted({why for u in untrusted for why in u["because"]})
+        reasons = sorted({why for u in untrusted for why in u.because})
         recommendation += f" (every batch lacks a trustworthy pair: {', '.join(reasons)})"
-    meta = meta or {}
     idle_flag = meta.get("idle_flag") or next((r["idle_flag"] for r in rows if r.get("idle_flag")), None)
-    return {
-        "schema": SUMMARY_SCHEMA,
-        "points": len(rows),
-        "planned_points": meta.get("planned_points"),
-        "idle_w": meta.get("idle_w")
+    return PairedSummary(
+        schema=SUMMARY_SCHEMA,
+        points=len(rows),
+        planned_points=meta.get("planned_points"),
+        idle_w=meta.get("idle_w")
         or next((r.get("idle_w") for r in rows if r.get("idle_w") is not None), None),
-        "idle_flag": idle_flag,
-        "rows": table,
-        "rule": {"even_band": EVEN_BAND, "excluding_flags": sorted(checks.EXCLUDING)},
-        "crossover": verdict.crossover,
-        "recommendation": recommendation,
-        "untrusted": untrusted,
-        "flags": sorted({f["code"] for r in rows for f in r.get("flags", [])}),
-    }
+        idle_flag=_idle_flag(idle_flag),
+        rows=tuple(table),
+        rule=RuleUsed(EVEN_BAND, excluding_flags=tuple(sorted(checks.EXCLUDING))),
+        crossover=from_json(Crossover, verdict.crossover),
+        recommendation=recommendation,
+        untrusted=tuple(untrusted),
+        flags=_flags(rows),
+    )
 
 
-def rewrite_summary(run_dir: Path) -> dict[str, Any]:
-    """Summarize a run from its files (a sweep cut short, or saved by an older spectop) and save it."""
-    meta, rows = load_run(run_dir)
-    summary = summarize(rows, meta)
-    RunStore(run_dir).write_summary(summary, to_table_csv(summary), to_markdown(summary))
-    return summary
+def _flags(rows: Sequence[Row]) -> tuple[str, ...]:
+    return tuple(sorted({f["code"] for r in rows for f in r.get("flags", [])}))
 
 
-def _mj(energy_j: float | None, tokens: float) -> float | None:
-    return ledger.mj_per_token(energy_j, int(tokens)) if energy_j is not None else None
+def _exclusions(rows: Sequence[Row]) -> list[tuple[str, ...]]:
+    """checks.exclusions, with `void` waived for an arm that drafted on some other class."""
+    drafting = {r["arm"] for r in rows if r.get("drafted")}
+    return [
+        tuple(c for c in codes if not (c == "void" and r["arm"] in drafting))
+        for r, codes in zip(rows, checks.exclusions(rows))
+    ]
 
 
-def _known(ratio: Callable[[int, int], float | None], a: float | None, b: float | None) -> float | None:
-    """A ledger ratio of two summed counts, or None when either count is unknown."""
-    return None if a is None or b is None else ratio(int(a), int(b))
+def _ordered(values: Sequence[Any]) -> list[Any]:
+    return list(dict.fromkeys(values))
+
+
+def _entry(cls: str, batch: int, arm: str, block: Sequence[tuple[Row, tuple[str, ...]]]) -> ArmEntry:
+    mine = [(r, e) for r, e in block if r["arm"] == arm]
+    server = next((r["server"] for r, _ in mine if r.get("server")), None) or {}
+    return ArmEntry(
+        prompt_class=cls,
+        batch=batch,
+        arm=arm,
+        figures=arm_figures([r for r, _ in mine], [e for _, e in mine]),
+        excluded=tuple(sorted({c for _, e in mine for c in e})),
+        backend=server.get("backend"),
+        build=server.get("build"),
+        command=server.get("command"),
+    )
+
+
+def _against_plain(entries: Sequence[ArmEntry]) -> list[ArmEntry]:
+    """Each entry with its ratios to plain (the first) and the rule's verdict; its figures' trust
+    becomes the pair's."""
+    plain = entries[0].figures
+    out = []
+    for i, entry in enumerate(entries):
+        compared = against_plain(plain, entry.figures, is_plain=i == 0)
+        out.append(
+            replace(
+                entry,
+                figures=replace(entry.figures, trusted=compared.trusted),
+                energy_ratio=compared.energy_ratio,
+                speedup=compared.speedup,
+                verdict=compared.verdict,
+            )
+        )
+    return out
+
+
+def _arms_summary(rows: Sequence[Row], meta: Row) -> ArmsSummary:
+    """A row per class, batch and arm, and the verdicts per class (best_arms.py)."""
+    excluded = _exclusions(rows)
+    arms = meta.get("arm_names") or ["plain", *_ordered([r["arm"] for r in rows if r["arm"] != "plain"])]
+    classes = [c["name"] for c in meta.get("classes", [])] or _ordered([r["prompt_class"] for r in rows])
+    table: list[ArmEntry] = []
+    verdicts = []
+    for cls in classes:
+        for batch in sorted({int(r["batch"]) for r in rows if r.get("prompt_class") == cls}):
+            block = [
+                (r, e) for r, e in zip(rows, excluded) if (r.get("prompt_class"), r["batch"]) == (cls, batch)
+            ]
+            entries = _against_plain([_entry(cls, batch, arm, block) for arm in arms])
+            table += entries
+            verdicts.append(best_arms(cls, batch, entries))
+    return ArmsSummary(
+        schema=ARMS_SUMMARY_SCHEMA,
+        points=len(rows),
+        planned_points=meta.get("planned_points"),
+        idle_w=meta.get("idle_w"),
+        idle_flag=_idle_flag(meta.get("idle_flag")),
+        arms=tuple(arms),
+        classes=tuple(classes),
+        rows=tuple(table),
+        verdicts=tuple(verdicts),
+        turn_off=tuple(turn_off(verdicts, table)),
+        round_energy_mj=round_energy_mj(table),
+        failed_arms=dict(meta.get("failed_arms") or {}),
+        void_waived=tuple(void_waived(rows)),
+        # what has no trustworthy figure, and why (the CLI's exit code reads it as the paired sweep's)
+        untrusted=tuple(
+            ArmUntrusted(
+                t.prompt_class,
+                t.batch,
+                t.arm,
+                t.excluded or (("no points",) if not t.figures.points else ("no energy measured",)),
+            )
+            for t in table
+            if not t.figures.trusted
+        ),
+        rule=RuleUsed(EVEN_BAND, ACCEPTANCE_LINE, tuple(sorted(checks.EXCLUDING))),
+        flags=_flags(rows),
+    )

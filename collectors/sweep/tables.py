@@ -1,4 +1,5 @@
-"""How a sweep summary is written for people and tools: table cells, Markdown, CSV, verdict lines.
+"""How a sweep summary is written as a table for people and tools: cells and CSV, for a paired
+sweep (note 25's table) and a multi-arm one (seed 001's table per class, collectors/docs/draft-strategies.md).
 
 Pitfalls handled: a lower-bound energy is written "≥ 123", never as a value; a batch without a
 trustworthy pair shows its ratios in parentheses (shown, not used) and says why; the crossover
@@ -8,14 +9,14 @@ rendering (CLI, report, Markdown, dashboard) says the same.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from collectors.fmt import MISSING, num, pct
+from collectors.sweep.records import ArmEntry, ArmFigures, ArmsSummary, BatchPair, PairedSummary, as_summary
+from collectors.sweep.rule import Verdict
 from collectors.sweep.store import to_csv
-
-Summary = Mapping[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,57 +33,86 @@ class Unused:
     value: float
 
 
-def _energy(arm: Mapping[str, Any], key: str) -> float | AtLeast | None:
-    if arm[key] is not None:
-        return arm[key]
-    bound = arm.get(f"{key}_at_least")
-    return AtLeast(bound) if bound is not None else None
+def _energy(value: float | None, at_least: float | None) -> float | AtLeast | None:
+    if value is not None:
+        return value
+    return AtLeast(at_least) if at_least is not None else None
 
 
-def _marked(t: Mapping[str, Any], key: str) -> float | Unused | None:
-    value = t[key]
-    return Unused(value) if value is not None and not t.get("trusted", True) else value
+def _mj(arm: ArmFigures) -> float | AtLeast | None:
+    return _energy(arm.mj_per_token, arm.mj_per_token_at_least)
 
 
-VERDICT_WORDS = {"saves": "saves", "even": "break-even", "costs": "costs"}
+def _w(arm: ArmFigures) -> float | AtLeast | None:
+    return _energy(arm.power_w, arm.power_w_at_least)
+
+
+def _marked(value: float | None, trusted: bool) -> float | Unused | None:
+    return Unused(value) if value is not None and not trusted else value
+
+
+VERDICT_WORDS = {Verdict.SAVES: "saves", Verdict.EVEN: "break-even", Verdict.COSTS: "costs"}
+
+Column = tuple[str, Callable[[BatchPair], Any], str]
+ArmsColumn = tuple[str, Callable[[ArmEntry], Any], str]
 
 # note 25's table (collectors/docs/note25.md), in its order
-MAIN_COLUMNS = [
-    ("requests", lambda t: t["batch"], "d"),
-    ("plain tok/s", lambda t: t["plain"]["tok_s"], ".1f"),
-    ("draft tok/s", lambda t: t["draft"]["tok_s"], ".1f"),
-    ("speed", lambda t: _marked(t, "speedup"), ".2fx"),
-    ("plain mJ/token", lambda t: _energy(t["plain"], "mj_per_token"), ".0f"),
-    ("draft mJ/token", lambda t: _energy(t["draft"], "mj_per_token"), ".0f"),
-    ("energy", lambda t: _marked(t, "energy_ratio"), ".2fx"),
-    ("plain W", lambda t: _energy(t["plain"], "power_w"), ".1f"),
-    ("draft W", lambda t: _energy(t["draft"], "power_w"), ".1f"),
-    ("acceptance", lambda t: t["draft"]["acceptance"], "%"),
+MAIN_COLUMNS: list[Column] = [
+    ("requests", lambda t: t.batch, "d"),
+    ("plain tok/s", lambda t: t.plain.tok_s, ".1f"),
+    ("draft tok/s", lambda t: t.draft.tok_s, ".1f"),
+    ("speed", lambda t: _marked(t.speedup, t.trusted), ".2fx"),
+    ("plain mJ/token", lambda t: _mj(t.plain), ".0f"),
+    ("draft mJ/token", lambda t: _mj(t.draft), ".0f"),
+    ("energy", lambda t: _marked(t.energy_ratio, t.trusted), ".2fx"),
+    ("plain W", lambda t: _w(t.plain), ".1f"),
+    ("draft W", lambda t: _w(t.draft), ".1f"),
+    ("acceptance", lambda t: t.draft.acceptance, "%"),
 ]
 # what the ledger adds (collectors/docs/energy-ledger.md): committed advance, width, net of idle, latency tails (pooled over the
 # points), the rule's reading of the batch, and the flags
-DETAIL_COLUMNS = [
-    ("requests", lambda t: t["batch"], "d"),
-    ("G", lambda t: t["draft"]["mean_advance"], ".2f"),
-    ("width", lambda t: t["draft"]["verified_width"], ".2f"),
-    ("plain net mJ/tok", lambda t: t["plain"]["net_mj_per_token"], ".0f"),
-    ("draft net mJ/tok", lambda t: t["draft"]["net_mj_per_token"], ".0f"),
-    ("net energy", lambda t: _marked(t, "net_energy_ratio"), ".2fx"),
-    ("TTFT ms p/d", lambda t: _pair(t["plain"]["ttft_ms_p50"], t["draft"]["ttft_ms_p50"], ".0f"), "s"),
-    (
-        "gap p95 ms p/d",
-        lambda t: _pair(t["plain"]["chunk_gap_ms_p95"], t["draft"]["chunk_gap_ms_p95"], ".1f"),
-        "s",
-    ),
-    (
-        "gap p99 ms p/d",
-        lambda t: _pair(t["plain"]["chunk_gap_ms_p99"], t["draft"]["chunk_gap_ms_p99"], ".1f"),
-        "s",
-    ),
-    ("verdict", lambda t: VERDICT_WORDS[t["verdict"]] if t.get("verdict") else "not used", "s"),
-    ("flags", lambda t: ",".join(sorted(set(t["plain"]["flags"]) | set(t["draft"]["flags"]))), "s"),
+DETAIL_COLUMNS: list[Column] = [
+    ("requests", lambda t: t.batch, "d"),
+    ("G", lambda t: t.draft.mean_advance, ".2f"),
+    ("width", lambda t: t.draft.verified_width, ".2f"),
+    ("plain net mJ/tok", lambda t: t.plain.net_mj_per_token, ".0f"),
+    ("draft net mJ/tok", lambda t: t.draft.net_mj_per_token, ".0f"),
+    ("net energy", lambda t: _marked(t.net_energy_ratio, t.trusted), ".2fx"),
+    ("TTFT ms p/d", lambda t: _pair(t.plain.ttft_ms_p50, t.draft.ttft_ms_p50, ".0f"), "s"),
+    ("gap p95 ms p/d", lambda t: _pair(t.plain.chunk_gap_ms_p95, t.draft.chunk_gap_ms_p95, ".1f"), "s"),
+    ("gap p99 ms p/d", lambda t: _pair(t.plain.chunk_gap_ms_p99, t.draft.chunk_gap_ms_p99, ".1f"), "s"),
+    ("verdict", lambda t: VERDICT_WORDS[t.verdict] if t.verdict else "not used", "s"),
+    ("flags", lambda t: ",".join(_flags(t)), "s"),
 ]
 COLUMNS = MAIN_COLUMNS + DETAIL_COLUMNS[1:]
+
+# seed 001's table, then what the ledger adds: committed advance G, verified width, chip W
+ARMS_COLUMNS: list[ArmsColumn] = [
+    ("class", lambda t: t.prompt_class, "s"),
+    ("requests", lambda t: t.batch, "d"),
+    ("arm", lambda t: t.arm, "s"),
+    ("tok/s", lambda t: t.figures.tok_s, ".1f"),
+    ("acceptance", lambda t: t.figures.acceptance, "%"),
+    ("mJ/token", lambda t: _mj(t.figures), ".1f"),
+    ("vs plain", lambda t: _marked(t.energy_ratio, t.figures.trusted), ".2fx"),
+    ("speed", lambda t: _marked(t.speedup, t.figures.trusted), ".2fx"),
+    ("G", lambda t: t.figures.mean_advance, ".2f"),
+    ("width", lambda t: t.figures.verified_width, ".2f"),
+    ("W", lambda t: _w(t.figures), ".1f"),
+    ("verdict", lambda t: VERDICT_WORDS[t.verdict] if t.verdict else "", "s"),
+    ("flags", lambda t: ",".join(t.figures.flags), "s"),
+]
+
+
+def _flags(t: BatchPair) -> list[str]:
+    return sorted(set(t.plain.flags) | set(t.draft.flags))
+
+
+def arms_cells(summary: ArmsSummary | Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
+    record = as_summary(summary)
+    assert isinstance(record, ArmsSummary)
+    header = [name for name, _, _ in ARMS_COLUMNS]
+    return header, [[cell(get(t), spec) for _, get, spec in ARMS_COLUMNS] for t in record.rows]
 
 
 def _pair(a: float | None, b: float | None, spec: str) -> str:
@@ -107,44 +137,15 @@ def cell(value: Any, spec: str) -> str:
 
 
 def table_cells(
-    summary: Summary, columns: Sequence[tuple[str, Any, str]] = COLUMNS
+    summary: PairedSummary | Mapping[str, Any], columns: Sequence[Column] = COLUMNS
 ) -> tuple[list[str], list[list[str]]]:
+    record = as_summary(summary)
+    assert isinstance(record, PairedSummary)
     header = [name for name, _, _ in columns]
-    return header, [[cell(get(t), spec) for _, get, spec in columns] for t in summary["rows"]]
+    return header, [[cell(get(t), spec) for _, get, spec in columns] for t in record.rows]
 
 
-def verdict_sentences(summary: Summary) -> list[str]:
-    """The crossover, the recommendation, the batches left out and the idle baseline, as sentences."""
-    lines = []
-    cross = summary.get("crossover")
-    if cross:
-        lines.append(
-            f"Energy crossover between {cross['below']} and {cross['above']} concurrent requests "
-            f"(≈ {cross['batch']:g}, where the energy ratio rises through {cross['ratio']:g})."
-        )
-    lines.append(f"Recommendation: {summary['recommendation']}.")
-    for u in summary.get("untrusted", []):
-        lines.append(
-            f"No trustworthy pair at B={u['batch']}: {', '.join(u['because'])} "
-            "(its ratios are shown in parentheses, not used)."
-        )
-    if summary.get("idle_w") is not None:
-        lines.append(f"Idle power {summary['idle_w']:.1f} W; net energy subtracts it over each window.")
-    elif summary.get("idle_flag"):
-        lines.append(f"Idle power not used: {summary['idle_flag']['message']}.")
-    return lines
-
-
-def to_markdown(summary: Summary) -> str:
-    header, rows = table_cells(summary)
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    lines.append("")
-    lines += verdict_sentences(summary)
-    return "\n".join(lines) + "\n"
-
-
-CSV_HEADER = [
+PAIRED_CSV_HEADER = [
     "batch",
     "plain_tok_s",
     "draft_tok_s",
@@ -169,34 +170,81 @@ CSV_HEADER = [
 ]
 
 
-def to_table_csv(summary: Summary) -> str:
+def to_table_csv(summary: PairedSummary | ArmsSummary | Mapping[str, Any]) -> str:
     """Machine-friendly CSV: raw numbers, not formatted cells; lower bounds are left empty."""
+    record = as_summary(summary)
+    if isinstance(record, ArmsSummary):
+        return _arms_csv(record)
     out = []
-    for t in summary["rows"]:
-        p, d = t["plain"], t["draft"]
+    for t in record.rows:
+        p, d = t.plain, t.draft
         out.append(
             [
-                t["batch"],
-                p["tok_s"],
-                d["tok_s"],
-                t["speedup"],
-                p["mj_per_token"],
-                d["mj_per_token"],
-                t["energy_ratio"],
-                p["power_w"],
-                d["power_w"],
-                d["acceptance"],
-                d["mean_advance"],
-                d["verified_width"],
-                p["net_mj_per_token"],
-                d["net_mj_per_token"],
-                p["ttft_ms_p50"],
-                d["ttft_ms_p50"],
-                d["chunk_gap_ms_p95"],
-                d["chunk_gap_ms_p99"],
-                ";".join(sorted(set(p["flags"]) | set(d["flags"]))),
-                int(t["trusted"]),
-                t["verdict"] or "",
+                t.batch,
+                p.tok_s,
+                d.tok_s,
+                t.speedup,
+                p.mj_per_token,
+                d.mj_per_token,
+                t.energy_ratio,
+                p.power_w,
+                d.power_w,
+                d.acceptance,
+                d.mean_advance,
+                d.verified_width,
+                p.net_mj_per_token,
+                d.net_mj_per_token,
+                p.ttft_ms_p50,
+                d.ttft_ms_p50,
+                d.chunk_gap_ms_p95,
+                d.chunk_gap_ms_p99,
+                ";".join(_flags(t)),
+                int(t.trusted),
+                t.verdict.value if t.verdict else "",
             ]
         )
-    return to_csv(CSV_HEADER, out)
+    return to_csv(PAIRED_CSV_HEADER, out)
+
+
+ARMS_CSV_HEADER = [
+    "prompt_class",
+    "batch",
+    "arm",
+    "tok_s",
+    "acceptance",
+    "mj_per_token",
+    "energy_ratio",
+    "speedup",
+    "mean_advance",
+    "verified_width",
+    "power_w",
+    "net_mj_per_token",
+    "flags",
+    "trusted",
+    "verdict",
+]
+
+
+def _arms_csv(summary: ArmsSummary) -> str:
+    """Raw numbers, a row per class, batch and arm; lower bounds are left empty."""
+    out = [
+        [
+            t.prompt_class,
+            t.batch,
+            t.arm,
+            t.figures.tok_s,
+            t.figures.acceptance,
+            t.figures.mj_per_token,
+            t.energy_ratio,
+            t.speedup,
+            t.figures.mean_advance,
+            t.figures.verified_width,
+            t.figures.power_w,
+            t.figures.net_mj_per_token,
+            ";".join(t.figures.flags),
+            int(t.figures.trusted),
+            t.verdict.value if t.verdict else "",
+        ]
+        for t in summary.rows
+    ]
+    return to_csv(ARMS_CSV_HEADER, out)

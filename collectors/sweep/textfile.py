@@ -20,9 +20,8 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from collectors.errors import SpectopError
-from collectors.sweep.arms_runner import ARMS_RUN_SCHEMA
 from collectors.sweep.store import load_run
-from collectors.sweep.summary import summarize
+from collectors.sweep.summary import is_arms_run, summarize
 
 ARMS = ("plain", "draft")
 
@@ -30,7 +29,7 @@ ARMS = ("plain", "draft")
 def saved_summary(run_dir: Path) -> dict[str, Any]:
     """The summary of a saved sweep (summarized again from its points, as `spectop report` does)."""
     meta, rows = load_run(run_dir)
-    if meta.get("schema") == ARMS_RUN_SCHEMA or any(r.get("prompt_class") for r in rows):
+    if is_arms_run(meta, rows):
         raise SpectopError(
             f"{run_dir} is a multi-arm run: its series are a paired sweep's",
             "give the folder of a plain-against-draft sweep over batches",

@@ -20,12 +20,12 @@ import pytest
 
 from collectors.launch.process import free_port
 from collectors.meters import Sampler, open_meter
-from collectors.sweep.arms_plan import ArmsPlan, load_classes
-from collectors.sweep.arms_runner import run_arms_sweep
-from collectors.sweep.arms_tables import arms_sentences
 from collectors.sweep.events import PointProgressed, SweepEnded
 from collectors.sweep.named_arms import make_named_arms
-from collectors.sweep.plan import SweepPlan
+from collectors.sweep.plan import ArmsPlan, SweepPlan
+from collectors.sweep.prompts import load_classes
+from collectors.sweep.runner import run_sweep
+from collectors.sweep.sentences import arms_sentences
 from collectors.sweep.store import load_run
 
 pytestmark = pytest.mark.llama
@@ -57,7 +57,7 @@ def sweep(binary, models, tmp_path: Path, draft_max: str, tokens: int, on_event=
         load_classes("edit"),
     )
     with Sampler(open_meter("estimate")) as sampler:
-        for event in run_arms_sweep(plan, arms, sampler, tmp_path / "results"):
+        for event in run_sweep(plan, arms, sampler, tmp_path / "results"):
             if on_event:
                 on_event(event)
     assert isinstance(event, SweepEnded)

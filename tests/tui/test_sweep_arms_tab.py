@@ -21,10 +21,10 @@ from textual.widgets import Button, DataTable, Input, Select, Static
 from collectors.meters import Sampler, open_meter
 from collectors.simulator import Simulator
 from collectors.simulator.profiles_note001 import ARMS, TABLE
-from collectors.sweep.arms_runner import ARMS_RUN_SCHEMA
-from collectors.sweep.arms_summary import summarize_arms
 from collectors.sweep.events import PointDone, PointProgressed, SweepEnded, SweepStarted
 from collectors.sweep.plan import PointKey, SweepPlan
+from collectors.sweep.store import ARMS_RUN_SCHEMA
+from collectors.sweep.summary import summarize
 from tests.support import synthetic
 from tests.support.dashboard import FakeCollector, FakeSampler, wait_until
 from tui import messages
@@ -78,7 +78,7 @@ def note001_meta(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def arms_events() -> list:
     rows = note001_rows()
     schedule = tuple(PointKey(0, 1, r["arm"], r["phase"], r["prompt_class"]) for r in rows)
-    summary = summarize_arms(rows, note001_meta(rows))
+    summary = summarize(rows, note001_meta(rows))
     events: list = [SweepStarted(RUN_DIR, SweepPlan(), schedule, ())]
     for i, (key, row) in enumerate(zip(schedule, rows)):
         shown = {

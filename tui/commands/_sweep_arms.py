@@ -11,10 +11,9 @@ import argparse
 from collections.abc import Callable
 
 from collectors.sweep.arms import ArmSpec
-from collectors.sweep.arms_plan import ArmsPlan, load_classes
 from collectors.sweep.named_arms import make_named_arms
-from collectors.sweep.plan import SweepPlan
-from collectors.sweep.prompts import PromptSet
+from collectors.sweep.plan import ArmsPlan, SweepPlan
+from collectors.sweep.prompts import PromptSet, load_classes
 
 
 def add_more_arm_options(parser: argparse.ArgumentParser) -> None:

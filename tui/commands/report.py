@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,18 +23,17 @@ from collectors.export import json_forms
 from collectors.fmt import num, pct, printable
 from collectors.recording.reader import is_recording, read_recording
 from collectors.recording.report import summarize_recording
-from collectors.sweep.arms_runner import ARMS_RUN_SCHEMA
-from collectors.sweep.arms_summary import ARMS_SUMMARY_SCHEMA, summarize_arms
-from collectors.sweep.arms_tables import arms_cells, arms_sentences, to_arms_csv, to_arms_markdown
+from collectors.sweep.records import PairedSummary, Summary, as_summary
+from collectors.sweep.sentences import arms_sentences, to_markdown, verdict_sentences
 from collectors.sweep.store import load_run
-from collectors.sweep.summary import summarize
+from collectors.sweep.summary import is_arms_run, summarize_record, summary_of
 from collectors.sweep.tables import (
     DETAIL_COLUMNS,
     MAIN_COLUMNS,
+    Column,
+    arms_cells,
     table_cells,
-    to_markdown,
     to_table_csv,
-    verdict_sentences,
 )
 from collectors.sweep.textfile import started_unix_s, write_textfile
 from tui.commands import _common as opts
@@ -68,10 +68,10 @@ def run(args: argparse.Namespace) -> int:
     if skipped:  # a torn last line, a corrupt line: the report is made from what is whole
         more = f" and {len(skipped) - 1} more" if len(skipped) > 1 else ""
         print(f"spectop report: skipped {printable(skipped[0])}{more}", file=sys.stderr)
-    arms = meta.get("schema") == ARMS_RUN_SCHEMA or any(r.get("prompt_class") for r in rows)
-    summary = summarize_arms(rows, meta) if arms else summarize(rows, meta)
+    record = summary_of(rows, meta)
+    summary = summarize_record(record)
     if args.textfile:
-        if arms:
+        if is_arms_run(meta, rows):
             raise SpectopError(
                 "--textfile writes a paired sweep's series, and this is a multi-arm run",
                 "give the folder of a plain-against-draft sweep over batches",
@@ -82,44 +82,42 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json_forms.dumps(summary, indent=2))
     elif args.format == "csv":
-        print(to_arms_csv(summary) if arms else to_table_csv(summary), end="")
+        print(to_table_csv(record), end="")
     elif args.format == "markdown":
-        print(to_arms_markdown(summary) if arms else to_markdown(summary), end="")
+        print(to_markdown(record), end="")
     else:
         out = opts.console()
-        out.print(render_any(summary))
-        for line in any_verdict_lines(summary):
+        out.print(render_any(record))
+        for line in any_verdict_lines(record):
             out.print(line)
     return 0
 
 
-def is_arms(summary: dict[str, Any]) -> bool:
-    return summary.get("schema") == ARMS_SUMMARY_SCHEMA
-
-
-def render_any(summary: dict[str, Any]) -> Table | Group:
+def render_any(summary: Summary | Mapping[str, Any]) -> Table | Group:
     """The paired sweep's tables, or the multi-arm sweep's one (seed 001's, per class)."""
-    if not is_arms(summary):
-        return render_summary(summary)
-    header, cells = arms_cells(summary)
+    record = as_summary(summary)
+    if isinstance(record, PairedSummary):
+        return render_summary(record)
+    header, cells = arms_cells(record)
     table = Table(title="multi-arm sweep: each arm against plain, per prompt class", header_style="bold")
     for name in header:
         table.add_column(name, justify="left" if name in ("class", "arm", "verdict", "flags") else "right")
-    for row, t in zip(cells, summary["rows"]):
-        style = "yellow" if t["flags"] or not t["trusted"] else ""
+    for row, t in zip(cells, record.rows):
+        style = "yellow" if t.figures.flags or not t.figures.trusted else ""
         table.add_row(*(Text(c) for c in row), style=style)
     return table
 
 
-def any_verdict_lines(summary: dict[str, Any]) -> list[Text]:
-    if not is_arms(summary):
-        return verdict_lines(summary)
+def any_verdict_lines(summary: Summary | Mapping[str, Any]) -> list[Text]:
+    record = as_summary(summary)
+    if isinstance(record, PairedSummary):
+        return verdict_lines(record)
     lines = [
         Text(s, style="bold" if s.lstrip().startswith("Setting:") else ("yellow" if " failed" in s else ""))
-        for s in arms_sentences(summary)
+        for s in arms_sentences(record)
     ]
-    if summary["flags"]:
-        lines.append(Text("Flags: " + ", ".join(summary["flags"]) + " (see points.jsonl)", style="yellow"))
+    if record.flags:
+        lines.append(Text("Flags: " + ", ".join(record.flags) + " (see points.jsonl)", style="yellow"))
     return lines
 
 
@@ -134,7 +132,7 @@ def printable_json(value: Any) -> Any:
     return value
 
 
-def render_summary(summary: dict[str, Any]) -> Group:
+def render_summary(summary: PairedSummary) -> Group:
     """Note 25's table (collectors/docs/note25.md), then what the ledger adds (collectors/docs/energy-ledger.md); flagged rows are coloured so nothing passes unseen."""
     return Group(
         _table(summary, MAIN_COLUMNS, "paired sweep: draft against plain"),
@@ -142,19 +140,19 @@ def render_summary(summary: dict[str, Any]) -> Group:
     )
 
 
-def _table(summary: dict[str, Any], columns, title: str) -> Table:
+def _table(summary: PairedSummary, columns: Sequence[Column], title: str) -> Table:
     header, cells = table_cells(summary, columns)
     table = Table(title=title, header_style="bold")
     for name in header:
         table.add_column(name, justify="left" if name == "flags" else "right")
-    for row, t in zip(cells, summary["rows"]):
-        flagged = bool(set(t["plain"]["flags"]) | set(t["draft"]["flags"]))
-        style = "red" if t["void"] else ("yellow" if flagged or not t["trusted"] else "")
+    for row, t in zip(cells, summary.rows):
+        flagged = bool(set(t.plain.flags) | set(t.draft.flags))
+        style = "red" if t.void else ("yellow" if flagged or not t.trusted else "")
         table.add_row(*(Text(c) for c in row), style=style)
     return table
 
 
-def verdict_lines(summary: dict[str, Any]) -> list[Text]:
+def verdict_lines(summary: PairedSummary) -> list[Text]:
     """The summary's sentences (the same as summary.md's), then what a terminal reader should notice."""
     lines = []
     for sentence in verdict_sentences(summary):
@@ -164,13 +162,13 @@ def verdict_lines(summary: dict[str, Any]) -> list[Text]:
             lines.append(Text(sentence, style="yellow"))
         else:
             lines.append(Text(sentence))
-    planned = summary.get("planned_points")
-    if planned and summary["points"] < planned:
-        lines.append(Text(f"Partial run: {summary['points']} of {planned} points.", style="yellow"))
-    if summary["flags"]:
+    planned = summary.planned_points
+    if planned and summary.points < planned:
+        lines.append(Text(f"Partial run: {summary.points} of {planned} points.", style="yellow"))
+    if summary.flags:
         lines.append(
             Text(
-                "Flags: " + ", ".join(summary["flags"]) + " (see points.jsonl for each point's reason)",
+                "Flags: " + ", ".join(summary.flags) + " (see points.jsonl for each point's reason)",
                 style="yellow",
             )
         )

@@ -33,7 +33,6 @@ from collectors.fmt import printable
 from collectors.meters import Sampler, sampling
 from collectors.sweep import plan as sweep_plan
 from collectors.sweep.arms import make_arms
-from collectors.sweep.arms_runner import rewrite_arms_summary, run_arms_sweep
 from collectors.sweep.events import (
     IdleMeasured,
     PointDone,
@@ -43,6 +42,7 @@ from collectors.sweep.events import (
     SweepStarted,
 )
 from collectors.sweep.prompts import BUILT_IN, DEFAULT_SET, PromptSet, load_prompts
+from collectors.sweep.records import Summary, as_summary
 from collectors.sweep.runner import run_sweep
 from collectors.sweep.summary import rewrite_summary
 from tui.commands import _common as opts
@@ -119,13 +119,13 @@ def build_plan(args: argparse.Namespace, prompts: PromptSet | None = None) -> sw
 
 
 def _run_arms(args: argparse.Namespace) -> int:
-    """Plain and named arms over prompt classes (collectors/sweep/arms_runner.py)."""
+    """Plain and named arms over prompt classes (collectors/sweep/runner.py)."""
     plan, arms = arms_plan(args, build_plan)
     out = opts.console() if not args.json else None
     if out and arms[0].derived:
         out.print(f"plain arm derived from the draft command: {arms[0].command}", markup=False)
     with sampling(args.meter) as sampler:
-        return _sweep(args, plan, arms, out, sampler, run_arms_sweep)
+        return _sweep(args, plan, arms, out, sampler)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -140,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
         return _sweep(args, plan, arms, out, sampler)
 
 
-def _sweep(args: argparse.Namespace, plan, arms, out, sampler: Sampler | None, runner=run_sweep) -> int:
+def _sweep(args: argparse.Namespace, plan, arms, out, sampler: Sampler | None) -> int:
     meter_info = sampler.meter.info if sampler else None
     if out:
         out.print(
@@ -179,7 +179,7 @@ def _sweep(args: argparse.Namespace, plan, arms, out, sampler: Sampler | None, r
             disable=args.json,
         ) as progress:
             task = progress.add_task("starting", total=None)
-            for event in runner(
+            for event in run_sweep(
                 plan, arms, sampler, args.results, should_stop=stop.is_set, api_key=opts.api_key(args)
             ):
                 if isinstance(event, SweepStarted):
@@ -210,9 +210,9 @@ def _sweep(args: argparse.Namespace, plan, arms, out, sampler: Sampler | None, r
     except KeyboardInterrupt:
         if run_dir is None:
             raise
-        summary = rewrite_arms_summary(run_dir) if runner is run_arms_sweep else rewrite_summary(run_dir)
+        points = as_summary(rewrite_summary(run_dir)).points
         print(
-            f"spectop: sweep {_stopped_by(signalled)}; {summary['points']} completed points saved in {run_dir}",
+            f"spectop: sweep {_stopped_by(signalled)}; {points} completed points saved in {run_dir}",
             file=sys.stderr,
         )
         return 128 + signalled[0] if signalled else 130
@@ -248,6 +248,7 @@ def _stopped_by(signalled: list[int]) -> str:
 def _finish(ended: SweepEnded, out, as_json: bool, interrupted: str | None) -> int:
     """Print the summary; the exit code. `interrupted` says how, when Ctrl-C or a signal stopped it."""
     summary = ended.summary
+    record = as_summary(summary)
     if as_json:
         print(
             json_forms.dumps(
@@ -261,19 +262,19 @@ def _finish(ended: SweepEnded, out, as_json: bool, interrupted: str | None) -> i
             )
         )
     else:
-        out.print(render_any(summary))
-        for line in any_verdict_lines(summary):
+        out.print(render_any(record))
+        for line in any_verdict_lines(record):
             out.print(line)
         out.print(f"files: {ended.run_dir}", markup=False)
     if ended.error or interrupted:
         error = printable(ended.error or "", keep_newlines=True)  # may quote a server or its log
         what = interrupted or ("interrupted" if ended.error == "interrupted" else f"stopped: {error}")
         print(
-            f"spectop: sweep {what}; {summary['points']} completed points saved in {ended.run_dir}",
+            f"spectop: sweep {what}; {record.points} completed points saved in {ended.run_dir}",
             file=sys.stderr,
         )
         return 1 if what.startswith("stopped:") else 130
-    untrusted = _untrusted_batches(summary)
+    untrusted = _untrusted_batches(record)
     if untrusted:
         batches = ", ".join(str(b) for b in untrusted)
         print(
@@ -290,9 +291,10 @@ UNTRUSTED = 3  # the sweep finished, but some batch had no trustworthy pair
 CHOSEN = {"no-meter"}
 
 
-def _untrusted_batches(summary: dict) -> list[int]:
-    """The batches whose pair cannot be trusted for a reason the user did not choose."""
-    return [u["batch"] for u in summary["untrusted"] if set(u["because"]) - CHOSEN]
+def _untrusted_batches(summary: Summary) -> list[int]:
+    """The batches whose pair (or arm, in a multi-arm sweep) cannot be trusted for a reason the
+    user did not choose."""
+    return [u.batch for u in summary.untrusted if set(u.because) - CHOSEN]
 
 
 def _w(power_w: float | None) -> str:

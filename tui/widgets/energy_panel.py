@@ -6,8 +6,14 @@ from rich.text import Text
 
 from collectors.fmt import num
 from collectors.live.verdict import LiveEnergy
+from collectors.sweep.rule import Verdict
 from tui.widgets.figures import line
 from tui.widgets.panel import Panel
+
+
+def verdict_style(reading: Verdict | None) -> str:
+    """Green where drafting saves energy, red where it costs, dim otherwise (break-even, no verdict)."""
+    return {Verdict.SAVES: "green", Verdict.COSTS: "red"}.get(reading, "dim") if reading else "dim"
 
 
 class EnergyPanel(Panel):
@@ -15,10 +21,9 @@ class EnergyPanel(Panel):
 
     def lines(self, view: LiveEnergy) -> list[Text]:
         window = f"last {view.window_s:.0f} s, {view.tokens} tokens" if view.window_s else "no window yet"
-        verdict_style = "green" if "saves" in view.verdict else ("red" if "costs" in view.verdict else "dim")
         return [
             line((num(view.mj_per_token, ".0f", " mJ/tok"), "bold"), ("  gross", "dim")),
             line(num(view.net_mj_per_token, ".0f", " mJ/tok"), ("  net of idle", "dim")),
             line((window, "dim")),
-            Text(view.verdict, style=verdict_style),
+            Text(view.verdict, style=verdict_style(view.reading)),
         ]

@@ -16,6 +16,7 @@ from textual.widgets import DataTable
 
 from collectors.fmt import num, pct
 from tui.fleet import ServerRow
+from tui.widgets.energy_panel import verdict_style
 
 COLUMNS = (
     ("name", "server"),
@@ -42,11 +43,6 @@ def meter_cell(row: ServerRow) -> Text:
     return Text(f"shared ×{energy.meter_users}, {share} by tokens", style="yellow")
 
 
-def verdict_style(text: str) -> str:
-    """As the energy panel colours it."""
-    return "green" if "saves" in text else ("red" if "costs" in text else "dim")
-
-
 def cells(row: ServerRow, selected: bool) -> list[Text]:
     energy = row.energy.energy
     backend_style = {True: "", False: "red", None: "dim"}[row.ok]
@@ -61,7 +57,7 @@ def cells(row: ServerRow, selected: bool) -> list[Text]:
         Text(num(energy.mj_per_token, ".0f"), style="bold"),
         Text(num(energy.net_mj_per_token, ".0f")),
         meter_cell(row),
-        Text(energy.verdict, style=verdict_style(energy.verdict)),
+        Text(energy.verdict, style=verdict_style(energy.reading)),
     ]
 
 

@@ -5,7 +5,7 @@ runs is the command as given, with any edit the user made to the shown one. A fi
 either kind (a multi-arm one from `spectop sweep --arm …`, or any `spectop report` folder) is shown
 from its folder instead: "Show saved run" returns its summary, read from the files, not a plan
 (what it returns, a SweepRequest or a SavedRun, is defined in collectors/sweep/request.py).
-Draft lengths or the n-gram box make it a multi-arm sweep (collectors/sweep/arms_runner.py), its
+Draft lengths or the n-gram box make it a multi-arm sweep (collectors/sweep/runner.py), its
 prompts then read as classes ("code,prose,edit"), as `spectop sweep --draft-max … --ngram` does.
 """
 
@@ -24,12 +24,11 @@ from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 from collectors.errors import SpectopError
 from collectors.redact import redact_command, restore
 from collectors.sweep.arms import make_arms
-from collectors.sweep.arms_plan import ArmsPlan, load_classes
-from collectors.sweep.arms_runner import summarize_saved
 from collectors.sweep.named_arms import make_named_arms
-from collectors.sweep.plan import SweepPlan, parse_batches
-from collectors.sweep.prompts import BUILT_IN, load_prompts
+from collectors.sweep.plan import ArmsPlan, SweepPlan, parse_batches
+from collectors.sweep.prompts import BUILT_IN, load_classes, load_prompts
 from collectors.sweep.request import SavedRun, SweepRequest
+from collectors.sweep.summary import summarize_saved
 
 CLASSES = "code,prose,edit"  # seed 001's three classes, one multi-arm sweep
 

@@ -9,6 +9,7 @@ as markup.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from rich.text import Text
@@ -17,11 +18,11 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Static
 
 from collectors.fmt import num, pct, printable
-from collectors.sweep.arms_tables import arms_cells
 from collectors.sweep.plan import PointKey
+from collectors.sweep.records import ArmsSummary, Summary, as_summary
+from collectors.sweep.sentences import verdict_sentences
 from collectors.sweep.summary import MAIN_COLUMNS, table_cells
-from collectors.sweep.tables import verdict_sentences
-from tui.sweep_text import is_arms
+from collectors.sweep.tables import arms_cells
 from tui.widgets.sweep_plot import SweepPlot
 
 STATE_STYLE = {
@@ -44,7 +45,7 @@ POINT_COLUMNS = (
     ("flags", "flags", 24),
 )
 
-# the arm x class grid: seed 001's columns from arms_tables, without the verdict and flags words
+# the arm x class grid: seed 001's columns from tables.ARMS_COLUMNS, without the verdict and flags words
 ARMS_GRID = {
     "class": "class",
     "requests": "B",
@@ -61,48 +62,44 @@ ARMS_GRID = {
 }
 
 
-def best_marks(summary: dict[str, Any]) -> dict[tuple[str, int, str], str]:
+def best_marks(summary: ArmsSummary) -> dict[tuple[str, int, str], str]:
     """(class, batch, arm): "energy", "speed" or "energy+speed", for the best arms of each class."""
     marks: dict[tuple[str, int, str], str] = {}
-    for v in summary["verdicts"]:
-        if not v["plain_trusted"]:
+    for v in summary.verdicts:
+        if not v.plain_trusted:
             continue
-        for kind in ("energy", "speed"):
-            key = (v["prompt_class"], v["batch"], v[f"best_{kind}"])
+        for kind, arm in (("energy", v.best_energy), ("speed", v.best_speed)):
+            key = (v.prompt_class, v.batch, arm)
             marks[key] = f"{marks[key]}+{kind}" if key in marks else kind
     return marks
 
 
-def arms_verdict(summary: dict[str, Any]) -> Text:
+def arms_verdict(summary: ArmsSummary) -> Text:
     """The multi-arm verdict in a few lines (the full sentences are in summary.md and `report`):
     best by energy and by speed, the 60 % line, the setting per class, what failed or counted."""
-    verdicts = [v for v in summary["verdicts"] if v["plain_trusted"]]
-    many = len({v["batch"] for v in verdicts}) > 1
-    where = lambda v: v["prompt_class"] + (f" B={v['batch']}" if many else "")  # noqa: E731
+    verdicts = [v for v in summary.verdicts if v.plain_trusted]
+    many = len({v.batch for v in verdicts}) > 1
+    where = lambda v: v.prompt_class + (f" B={v.batch}" if many else "")  # noqa: E731
     out = Text()
     if not verdicts:
         return Text("No trustworthy plain point, so no arm is compared.", style="yellow")
-    out.append(
-        "Best by energy: " + ", ".join(f"{where(v)} {v['best_energy']}" for v in verdicts) + ".", "bold"
-    )
-    speed = [f"{where(v)} {v['best_speed']}" + (" (dearer)" if v["differ"] else "") for v in verdicts]
+    out.append("Best by energy: " + ", ".join(f"{where(v)} {v.best_energy}" for v in verdicts) + ".", "bold")
+    speed = [f"{where(v)} {v.best_speed}" + (" (dearer)" if v.differ else "") for v in verdicts]
     out.append("\nBest by speed: " + ", ".join(speed) + ".")
-    pct_line = round(100 * summary["rule"]["acceptance_line"])
+    pct_line = round(100 * (summary.rule.acceptance_line or 0.0))
     below = [
-        f"{where(v)}: {'all cost energy' if v['below_line_all_cost'] else 'not all cost energy'}"
+        f"{where(v)}: {'all cost energy' if v.below_line_all_cost else 'not all cost energy'}"
         for v in verdicts
-        if v["below_line"]
+        if v.below_line
     ]
     if below:
         out.append(f"\nBelow {pct_line} % acceptance (yellow): " + "; ".join(below) + ".", "yellow")
     for v in verdicts:
-        for setting in v["settings"]:
+        for setting in v.settings:
             out.append(f"\n{where(v)}: {printable(setting)}")
-    for w in summary.get("void_waived", []):
-        out.append(
-            f"\n{w['arm']} drafted nothing on {w['prompt_class']}, but drafts elsewhere: counted.", "dim"
-        )
-    for arm, why in summary.get("failed_arms", {}).items():
+    for w in summary.void_waived:
+        out.append(f"\n{w.arm} drafted nothing on {w.prompt_class}, but drafts elsewhere: counted.", "dim")
+    for arm, why in summary.failed_arms.items():
         out.append(
             f"\nArm {printable(arm)} failed: {printable(why.splitlines()[0] if why else '')}", "bold red"
         )
@@ -169,7 +166,7 @@ class SweepPanel(Vertical):
         self.add_points(0, schedule)
         self.query_one("#sweep-table", DataTable).clear()
         self.query_one("#sweep-verdict", Static).update("")
-        self.query_one(SweepPlot).show({"rows": [], "crossover": None})
+        self.query_one(SweepPlot).show(None)
 
     def add_points(self, first_index: int, keys: tuple[PointKey, ...]) -> None:
         points = self.query_one("#sweep-points", DataTable)
@@ -210,66 +207,69 @@ class SweepPanel(Vertical):
         for column, value in values.items():
             points.update_cell(str(index), column, value)
 
-    def show_summary(self, summary: dict[str, Any]) -> None:
-        if is_arms(summary):
-            self._show_arms(summary)
+    def show_summary(self, summary: Summary | Mapping[str, Any]) -> None:
+        record = as_summary(summary)
+        if isinstance(record, ArmsSummary):
+            self._show_arms(record)
             return
         self._columns(paired=True)
         table = self.query_one("#sweep-table", DataTable)
         table.clear()
-        _, cells = table_cells(summary, MAIN_COLUMNS)
-        for row, t in zip(cells, summary["rows"]):
-            style = "red" if t["void"] else ""
+        _, cells = table_cells(record, MAIN_COLUMNS)
+        for row, t in zip(cells, record.rows):
+            style = "red" if t.void else ""
             table.add_row(*(Text(c, style=style) for c in row))
-        self.query_one(SweepPlot).show(summary)
+        self.query_one(SweepPlot).show(record)
 
-    def _show_arms(self, summary: dict[str, Any]) -> None:
+    def _show_arms(self, summary: ArmsSummary) -> None:
         """The arm x class grid: the best arms marked, acceptance below the 60 % line in yellow."""
         self._columns(paired=False)
         table = self.query_one("#sweep-table", DataTable)
         table.clear()
         header, cells = arms_cells(summary)
         marks = best_marks(summary)
-        line = summary["rule"]["acceptance_line"]
-        for row, t in zip(cells, summary["rows"]):
-            mark = marks.get((t["prompt_class"], t["batch"], t["arm"]), "")
-            style = "dim" if not t["trusted"] else ("bold green" if "energy" in mark else "")
+        line = summary.rule.acceptance_line or 0.0
+        for row, t in zip(cells, summary.rows):
+            mark = marks.get((t.prompt_class, t.batch, t.arm), "")
+            style = "dim" if not t.figures.trusted else ("bold green" if "energy" in mark else "")
             values = {**dict(zip(header, row)), "best": mark}
             out = {name: Text(printable(values[name]), style=style) for name in ARMS_GRID}
-            if t["acceptance"] is not None and t["acceptance"] < line:
+            if t.figures.acceptance is not None and t.figures.acceptance < line:
                 out["acceptance"].stylize("yellow")
             out["best"].stylize("bold green" if "energy" in mark else "cyan")
             table.add_row(*out.values())
         self.query_one(SweepPlot).show(summary)
 
-    def show_saved(self, summary: dict[str, Any], run_dir: str) -> None:
+    def show_saved(self, summary: Summary | Mapping[str, Any], run_dir: str) -> None:
         """A finished run read from its folder (the dialog's "show a saved run")."""
         self.planned(())
         self.ended(summary, run_dir, False, None)
         self.status(f"saved run: {printable(run_dir)}", "green")
 
-    def _verdict(self, summary: dict[str, Any]) -> Text:
+    def _verdict(self, summary: Summary) -> Text:
         verdict = Text()
-        if is_arms(summary):
+        if isinstance(summary, ArmsSummary):
             return arms_verdict(summary)
-        verdict.append(f"Recommendation: {summary['recommendation']}.", style="bold")
-        cross = summary.get("crossover")
-        if cross:
-            verdict.append(f"  Crossover ≈ {cross['batch']:g} requests.")
+        verdict.append(f"Recommendation: {summary.recommendation}.", style="bold")
+        if summary.crossover:
+            verdict.append(f"  Crossover ≈ {summary.crossover.batch:g} requests.")
         for sentence in verdict_sentences(summary):  # what the summary left out, and why
             if sentence.startswith(("No trustworthy pair", "Idle power not used")):
                 verdict.append("\n" + sentence, style="yellow")
         return verdict
 
-    def ended(self, summary: dict[str, Any], run_dir: str, cancelled: bool, error: str | None) -> None:
-        self.show_summary(summary)
-        verdict = self._verdict(summary)
+    def ended(
+        self, summary: Summary | Mapping[str, Any], run_dir: str, cancelled: bool, error: str | None
+    ) -> None:
+        record = as_summary(summary)
+        self.show_summary(record)
+        verdict = self._verdict(record)
         self.query_one("#sweep-verdict", Static).update(verdict)
         if error:
             error = printable(error)  # may quote a server's answer or its log
-            self.status(f"stopped: {error} — {summary['points']} points saved in {run_dir}", "bold red")
+            self.status(f"stopped: {error} — {record.points} points saved in {run_dir}", "bold red")
         elif cancelled:
-            self.status(f"cancelled — {summary['points']} points saved in {run_dir}", "yellow")
+            self.status(f"cancelled — {record.points} points saved in {run_dir}", "yellow")
         else:
             self.status(f"done — files in {run_dir}", "green")
         self.set_running(False)

@@ -8,11 +8,12 @@ the plot shows the smallest batch (seed 001's one request), and its title says w
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from textual_plotext import PlotextPlot
 
-from collectors.sweep.arms_summary import ARMS_SUMMARY_SCHEMA
+from collectors.sweep.records import ArmFigures, ArmsSummary, BatchPair, Summary, as_summary
 from collectors.sweep.settings import draft_length
 
 
@@ -21,71 +22,66 @@ class SweepPlot(PlotextPlot):
 
     def on_mount(self) -> None:
         super().on_mount()
-        self.show({"rows": [], "crossover": None})
+        self.show(None)
 
-    def show(self, summary: dict[str, Any]) -> None:
-        if summary.get("schema") == ARMS_SUMMARY_SCHEMA:
-            self._show_arms(summary)
+    def show(self, summary: Summary | Mapping[str, Any] | None) -> None:
+        record = as_summary(summary) if summary is not None else None
+        if isinstance(record, ArmsSummary):
+            self._show_arms(record)
             return
         plt = self.plt
         plt.clear_figure()
         plt.title("mJ/token by concurrent requests")
-        rows = [t for t in summary["rows"] if t["plain"]["mj_per_token"] or t["draft"]["mj_per_token"]]
-        if rows:
-            xs = [math.log2(t["batch"]) for t in rows]
+        rows = [t for t in record.rows if t.plain.mj_per_token or t.draft.mj_per_token] if record else []
+        if record and rows:
+            xs = [math.log2(t.batch) for t in rows]
             for arm, colour in (("plain", "blue"), ("draft", "red")):
                 # the curves join trustworthy batches only; a batch the summary left out is a lone mark
-                points = [
-                    (x, t[arm]["mj_per_token"])
-                    for x, t in zip(xs, rows)
-                    if t[arm]["mj_per_token"] and t.get("trusted", True)
-                ]
+                figures = [(x, t.trusted, _arm(t, arm).mj_per_token) for x, t in zip(xs, rows)]
+                points = [(x, mj) for x, trusted, mj in figures if mj and trusted]
                 if points:
                     plt.plot(
                         [p[0] for p in points], [p[1] for p in points], label=arm, color=colour, marker="hd"
                     )
-                left_out = [
-                    (x, t[arm]["mj_per_token"])
-                    for x, t in zip(xs, rows)
-                    if t[arm]["mj_per_token"] and not t.get("trusted", True)
-                ]
+                left_out = [(x, mj) for x, trusted, mj in figures if mj and not trusted]
                 if left_out:
                     plt.scatter([p[0] for p in left_out], [p[1] for p in left_out], color=colour, marker="x")
-            plt.xticks(xs, [str(t["batch"]) for t in rows])
-            cross = summary.get("crossover")
+            plt.xticks(xs, [str(t.batch) for t in rows])
+            cross = record.crossover
             if cross:
-                plt.vertical_line(math.log2(cross["batch"]), color="green")
-                lowest = min(
-                    v for t in rows for v in (t["plain"]["mj_per_token"], t["draft"]["mj_per_token"]) if v
-                )
-                plt.text(f"crossover ≈ {cross['batch']:g}", math.log2(cross["batch"]), lowest, color="green")
+                plt.vertical_line(math.log2(cross.batch), color="green")
+                lowest = min(v for t in rows for v in (t.plain.mj_per_token, t.draft.mj_per_token) if v)
+                plt.text(f"crossover ≈ {cross.batch:g}", math.log2(cross.batch), lowest, color="green")
         self.refresh()
 
-    def _show_arms(self, summary: dict[str, Any]) -> None:
+    def _show_arms(self, summary: ArmsSummary) -> None:
         """Bars of mJ/token, an arm per group and a colour per class; a missing figure is no bar (0)."""
         plt = self.plt
         plt.clear_figure()
-        batches = sorted({t["batch"] for t in summary["rows"]})
+        batches = sorted({t.batch for t in summary.rows})
         if batches:
             batch = batches[0]
             cells = {
-                (t["prompt_class"], t["arm"]): t["mj_per_token"]
-                for t in summary["rows"]
-                if t["batch"] == batch
+                (t.prompt_class, t.arm): t.figures.mj_per_token for t in summary.rows if t.batch == batch
             }
             plt.title(
                 f"mJ/token by arm per class (N: draft-N), {batch} request" + ("" if batch == 1 else "s")
             )
-            series = [[cells.get((c, a)) or 0.0 for a in summary["arms"]] for c in summary["classes"]]
-            positions = [float(i) for i in range(1, len(summary["arms"]) + 1)]
+            arms, classes = list(summary.arms), list(summary.classes)
+            series = [[cells.get((c, a)) or 0.0 for a in arms] for c in classes]
+            positions = [float(i) for i in range(1, len(arms) + 1)]
             # plotext takes `labels` (a list); textual-plotext's stub says `label`
-            plt.multiple_bar(positions, series, labels=summary["classes"], reset_ticks=False)  # type: ignore[call-arg]
+            plt.multiple_bar(positions, series, labels=classes, reset_ticks=False)  # type: ignore[call-arg]
             # short tick labels (a draft-N arm is N): plotext places labels that crowd each other
             # in an order that follows the string hash seed, so long ones moved between runs
-            plt.xticks(positions, [_short(a) for a in summary["arms"]])
+            plt.xticks(positions, [_short(a) for a in arms])
         else:
             plt.title("mJ/token by arm per class")
         self.refresh()
+
+
+def _arm(t: BatchPair, arm: str) -> ArmFigures:
+    return t.plain if arm == "plain" else t.draft
 
 
 def _short(arm: str) -> str:

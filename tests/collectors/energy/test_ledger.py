@@ -10,89 +10,32 @@ from hypothesis import strategies as st
 from collectors.energy import ledger
 
 
-def test_geometric_advance_matches_the_review():
-    # p = 0.7: six drafts yield about 3.06 committed tokens, fifteen about 3.32 (Eq. 2).
-    assert ledger.geometric_expected_advance(0.7, 6) == pytest.approx(3.0588, abs=5e-5)
-    assert ledger.geometric_expected_advance(0.7, 15) == pytest.approx(3.32, abs=5e-3)
-    assert ledger.geometric_expected_advance(1.0, 4) == 5.0
-
-
-def test_eq1_and_eq2_agree_for_constant_acceptance():
-    survival = ledger.geometric_survival(0.7, 6)
-    assert ledger.expected_advance(survival) == pytest.approx(ledger.geometric_expected_advance(0.7, 6))
-
-
 def test_marginal_width_threshold_matches_the_review():
-    s7 = ledger.geometric_survival(0.7, 7)[-1]
-    g6 = ledger.geometric_expected_advance(0.7, 6)
-    assert s7 == pytest.approx(0.08235, abs=5e-6)
+    # p = 0.7: six drafts yield about 3.06 committed tokens (Eq. 1); the seventh survives 0.08235
+    s7 = 0.7**7
+    g6 = ledger.expected_advance(0.7**j for j in range(1, 7))
+    assert g6 == pytest.approx(3.0588, abs=5e-5)
     threshold = ledger.marginal_width_threshold(s7, g6)
     assert threshold == pytest.approx(0.0269, abs=5e-5)
     assert ledger.marginal_width_pays(0.02, s7, g6)
     assert not ledger.marginal_width_pays(0.03, s7, g6)
 
 
-def test_faster_with_a_higher_energy_bill():
-    # 1.20x the speed at 1.35x the power costs 1.125x the energy per token (Eq. 6).
-    assert ledger.energy_ratio_from_power(1.35, 1.20) == pytest.approx(1.125)
+def test_draft_over_plain_satisfies_eq6_on_note25_batch_one():
+    # note 25, batch 1: plain 22.9 W, 61.9 tok/s, 370 mJ/token; draft 29.8 W, 78.3 tok/s, 381 mJ/token
+    speedup = ledger.draft_over_plain(78.3, 61.9)
+    power_ratio = ledger.draft_over_plain(29.8, 22.9)
+    energy_ratio = ledger.draft_over_plain(1000 * 29.8 / 78.3, 1000 * 22.9 / 61.9)
+    assert speedup == pytest.approx(1.26, abs=0.005)
+    assert energy_ratio == pytest.approx(1.03, abs=0.005)
+    assert power_ratio is not None and speedup is not None
+    assert energy_ratio == pytest.approx(power_ratio / speedup)
 
 
-def test_paired_ratios_satisfy_eq6_on_note25_batch_one():
-    plain = ledger.ArmTotals(energy_j=22.9 * 10, committed_tokens=619, duration_s=10)
-    draft = ledger.ArmTotals(energy_j=29.8 * 10, committed_tokens=783, duration_s=10)
-    ratios = ledger.paired_ratios(plain, draft)
-    assert ratios.speedup == pytest.approx(1.26, abs=0.005)
-    assert ratios.energy_ratio == pytest.approx(1.03, abs=0.005)
-    assert ratios.energy_ratio == pytest.approx(
-        ledger.energy_ratio_from_power(ratios.power_ratio, ratios.speedup)
-    )
-
-
-def test_paired_ratios_divide_by_each_arms_own_seconds():
-    # note 25, batch 1, with the draft arm measured twice as long: plain 22.9 W x 10 s = 229 J over
-    # 619 tokens (61.9 tok/s), draft 29.8 W x 20 s = 596 J over 1566 tokens (78.3 tok/s). Speed-up
-    # 78.3 / 61.9 = 1.265, power ratio 29.8 / 22.9 = 1.301, energy ratio (596/1566) / (229/619) = 1.029.
-    plain = ledger.ArmTotals(energy_j=229.0, committed_tokens=619, duration_s=10)
-    draft = ledger.ArmTotals(energy_j=596.0, committed_tokens=1566, duration_s=20)
-    assert (plain.tok_s, plain.power_w) == (pytest.approx(61.9), pytest.approx(22.9))
-    assert plain.mj_per_token == pytest.approx(1000 * 229 / 619)  # 369.9 mJ/token, note 25's 370
-    ratios = ledger.paired_ratios(plain, draft)
-    assert ratios.speedup == pytest.approx(78.3 / 61.9)
-    assert ratios.power_ratio == pytest.approx(29.8 / 22.9)
-    assert ratios.energy_ratio == pytest.approx((596 / 1566) / (229 / 619))
-
-
-@pytest.mark.parametrize(
-    ("power_w", "tok_s", "mj"),
-    # note 25's table: every mJ/token cell is W / (tok/s)
-    [(22.9, 61.9, 370), (29.8, 78.3, 381), (39.1, 100.2, 391), (35.0, 125.5, 279), (36.9, 339.2, 109)],
-)
-def test_note25_mj_per_token(power_w, tok_s, mj):
-    assert ledger.mj_per_token_from_power(power_w, tok_s) == pytest.approx(mj, abs=1.0)
-
-
-def test_eq4_break_even():
-    # Rounds 1.5x as expensive pay only when G > 1.5.
-    assert ledger.drafting_saves_energy(1.6, 1.5)
-    assert not ledger.drafting_saves_energy(1.4, 1.5)
-    assert ledger.energy_ratio_from_rounds(1.5, 1.0, 2.0) == pytest.approx(0.75)
-
-
-def test_mixed_traffic_changes_sign_at_one_third_code():
-    # Plain 1 J/token; drafting 0.6 J/token on code and 1.2 J/token on conversation (Eq. 14).
-    def draft_mix(code_share: float) -> float:
-        n = 3000
-        code = round(n * code_share)
-        return ledger.mixed_mj_per_token([(code, 600.0), (n - code, 1200.0)])
-
-    assert draft_mix(1 / 3) == pytest.approx(1000.0)
-    assert draft_mix(0.30) > 1000.0
-    assert draft_mix(0.40) < 1000.0
-
-
-def test_mixed_is_a_ratio_of_totals_not_a_mean_of_ratios():
-    # 10 tokens at 100 mJ and 990 tokens at 300 mJ: the mean of ratios would say 200.
-    assert ledger.mixed_mj_per_token([(10, 100.0), (990, 300.0)]) == pytest.approx(298.0)
+def test_draft_over_plain_without_a_figure_is_none():
+    assert ledger.draft_over_plain(None, 370.0) is None
+    assert ledger.draft_over_plain(381.0, None) is None
+    assert ledger.draft_over_plain(381.0, 0.0) is None
 
 
 def test_acceptance_advance_and_width():
@@ -228,13 +171,6 @@ def test_a_request_gets_no_more_than_the_energy_of_its_own_span(increments, raw)
         assert per_request[r.request_id] <= own_span_j + 1e-6
 
 
-def test_note25_mj_per_token_to_the_last_digit():
-    # 22.9 W / 61.9 tok/s = 0.369951... J/token; a scale other than 1000 mJ/J is off by 0.37 and more
-    assert ledger.mj_per_token_from_power(22.9, 61.9) == pytest.approx(369.951535, rel=1e-9)
-    assert ledger.mj_per_token_from_power(40.0, 0.5) == pytest.approx(80_000.0)  # a slow trickle is a figure
-    assert ledger.mj_per_token_from_power(40.0, 0.0) is None  # no tokens: no figure, not a division by zero
-
-
 def test_one_committed_token_is_a_figure():
     # 2 J for one token is 2000 mJ/token; 0 tokens has no figure
     assert ledger.mj_per_token(2.0, 1) == pytest.approx(2000.0)
@@ -249,13 +185,10 @@ def test_ratios_over_one_drafted_token_or_one_step():
     assert ledger.mean_verified_width(3, 0) is None
     assert ledger.survival_from_positions([1, 0], 1) == [1.0, 0.0]
     assert ledger.survival_from_positions([1, 0], 0) == []
-    assert ledger.mixed_mj_per_token([(1, 300.0)]) == 300.0
-    assert ledger.mixed_mj_per_token([]) is None
 
 
 def test_break_even_is_not_a_saving():
-    # Eq. 4: G exactly J_s/J_0 costs the same per token; Eq. 5: a width that costs exactly S/G gains nothing
-    assert not ledger.drafting_saves_energy(1.5, 1.5)
+    # Eq. 5: a width that costs exactly S/G gains nothing
     assert ledger.marginal_width_threshold(0.5, 2.0) == 0.25
     assert not ledger.marginal_width_pays(0.25, 0.5, 2.0)
 

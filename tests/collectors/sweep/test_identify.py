@@ -6,7 +6,7 @@ import pytest
 
 from collectors.sweep.arms import make_arms
 from collectors.sweep.plan import PointKey, SweepPlan
-from collectors.sweep.runner import _Sweep
+from collectors.sweep.session import SweepSession
 from tests.support.fake_servers import MODEL, FakeVllm, VllmEngine
 from tests.support.fake_sglang import FakeSglang, SglangRank
 from tests.support.loopback import serving
@@ -28,7 +28,9 @@ from tests.support.loopback import serving
 )
 def test_the_sweep_identifies_every_dialect(fake, expected, tmp_path):
     with serving(fake) as url:
-        sweep = _Sweep(SweepPlan(batches=(1,)), make_arms(url, url), None, tmp_path, lambda: False, None)
+        sweep = SweepSession(
+            SweepPlan(batches=(1,)), make_arms(url, url), None, tmp_path, lambda: False, None
+        )
         assert sweep.ready(PointKey(0, 1, "plain", "before")) == url
     info = sweep.identity["plain"]
     assert info["url"] == url and info["command"] == f"(running at {url})"

@@ -11,13 +11,12 @@ import pytest
 from collectors.errors import SpectopError
 from collectors.launch.process import free_port
 from collectors.simulator.multi_arm import MultiArmSimulator
-from collectors.sweep.arms_plan import ArmsPlan, load_classes
-from collectors.sweep.arms_runner import run_arms_sweep
-from collectors.sweep.arms_tables import arms_sentences
 from collectors.sweep.events import SweepEnded
 from collectors.sweep.named_arms import make_named_arms, parse_arm, with_draft_length
-from collectors.sweep.plan import SweepPlan
-from collectors.sweep.prompts import BUILT_IN
+from collectors.sweep.plan import ArmsPlan, SweepPlan
+from collectors.sweep.prompts import BUILT_IN, load_classes
+from collectors.sweep.runner import run_sweep
+from collectors.sweep.sentences import arms_sentences
 
 DRAFT = "llama-server -m t.gguf -md d.gguf --spec-type draft-simple --port 8090"
 
@@ -123,7 +122,7 @@ def test_an_arm_that_fails_is_recorded_and_the_others_are_kept(tmp_path) -> None
         )
         base = SweepPlan(batches=(1,), max_tokens=16, passes=1, idle_s=0.0, warmup_tokens=4)
         plan = ArmsPlan(base, ("ngram", "gone"), load_classes("edit"))
-        events = list(run_arms_sweep(plan, arms, None, tmp_path))
+        events = list(run_sweep(plan, arms, None, tmp_path))
     ended = events[-1]
     assert isinstance(ended, SweepEnded) and ended.error is None
     summary = ended.summary

@@ -17,7 +17,7 @@ from collectors.sweep.arms import make_arms
 from collectors.sweep.checks import idle_flag
 from collectors.sweep.measure import energy_fields
 from collectors.sweep.plan import PointKey, SweepPlan
-from collectors.sweep.runner import _Sweep
+from collectors.sweep.session import SweepSession
 from tests.support.streaming import run_with
 
 POWER_W = 30.0
@@ -76,9 +76,9 @@ def test_idle_flags():
     assert short["code"] == "idle-short" and "2.50 s idle window" in short["message"]
 
 
-def sweep(tmp_path, sampler=None, idle_s=0.0) -> _Sweep:
+def sweep(tmp_path, sampler=None, idle_s=0.0) -> SweepSession:
     arms = make_arms(plain_url="http://127.0.0.1:9", draft_url="http://127.0.0.1:10")
-    return _Sweep(SweepPlan(max_tokens=48, idle_s=idle_s), arms, sampler, tmp_path, lambda: False, None)
+    return SweepSession(SweepPlan(max_tokens=48, idle_s=idle_s), arms, sampler, tmp_path, lambda: False, None)
 
 
 def test_an_idle_window_the_meter_covers_is_the_baseline(tmp_path):
@@ -115,7 +115,7 @@ async def test_point_rows_carry_energy_over_the_marked_window_and_every_gap(tmp_
     # the samples behind the pooled tails: one point pooled is that point's own percentile
     assert len(row["chunk_gaps_ms"]) > 40
     assert float(np.percentile(row["chunk_gaps_ms"], 95)) == pytest.approx(row["chunk_gap_ms_p95"], abs=0.001)
-    assert summary.aggregate([row])["chunk_gap_ms_p95"] == pytest.approx(row["chunk_gap_ms_p95"], abs=0.001)
+    assert summary.aggregate([row]).chunk_gap_ms_p95 == pytest.approx(row["chunk_gap_ms_p95"], abs=0.001)
 
 
 async def test_a_point_the_meter_did_not_cover_has_no_watts_or_mj(tmp_path):

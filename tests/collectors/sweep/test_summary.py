@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from collectors.sweep import summary, tables
+from collectors.sweep import sentences, summary, tables
 from collectors.sweep.checks import EXCLUDING, drift_flag, mismatch_flag, point_flags
 from collectors.sweep.store import RunStore
 from tests.support.sweep_rows import fine_point as point
@@ -48,7 +48,7 @@ def test_note25_table_is_reproduced():
     want = 2 * 2 ** ((1.05 - ratio_2) / (ratio_4 - ratio_2))
     assert (cross["below"], cross["above"]) == (2, 4) and cross["batch"] == pytest.approx(want, abs=0.02)
     assert result["recommendation"] == "draft at ≤ 2 concurrent requests, turn it off from 4"
-    md = tables.to_markdown(result)
+    md = sentences.to_markdown(result)
     assert "| 2 | 100.2 | 125.5 | 1.25x | 390 | 279 | 0.71x | 39.1 | 35.0 | 70 % |" in md
     assert f"(≈ {cross['batch']:g}, where the energy ratio rises through 1.05)" in md
 
@@ -57,7 +57,7 @@ def test_ratios_are_ratios_of_totals_over_passes():
     # two passes: 100 tokens at 1 J and 300 tokens at 9 J; a mean of per-pass ratios would say 20 mJ
     rows = [row(1, "plain", 100, 1.0, seconds=1.0), row(1, "plain", 300, 9.0, seconds=1.0)]
     agg = summary.aggregate(rows)
-    assert agg["mj_per_token"] == pytest.approx(1000 * 10.0 / 400)
+    assert agg.mj_per_token == pytest.approx(1000 * 10.0 / 400)
 
 
 def test_watts_divide_by_the_seconds_the_energy_was_measured_over():
@@ -65,9 +65,9 @@ def test_watts_divide_by_the_seconds_the_energy_was_measured_over():
     a, b = row(1, "plain", 10, 10.0, seconds=9.0), row(1, "plain", 10, 10.0, seconds=19.0)
     a.update(energy_j=100.0, energy_window_s=10.0)
     b.update(energy_j=300.0, energy_window_s=20.0)
-    assert summary.aggregate([a])["power_w"] == pytest.approx(100.0 / 10.0)  # the point's own W
-    assert summary.aggregate([a, b])["power_w"] == pytest.approx(400.0 / 30.0)
-    assert summary.aggregate([a, b])["tok_s"] == pytest.approx((90 + 190) / 28.0)  # tokens over the windows
+    assert summary.aggregate([a]).power_w == pytest.approx(100.0 / 10.0)  # the point's own W
+    assert summary.aggregate([a, b]).power_w == pytest.approx(400.0 / 30.0)
+    assert summary.aggregate([a, b]).tok_s == pytest.approx((90 + 190) / 28.0)  # tokens over the windows
 
 
 def test_gap_tails_pool_every_gap_of_the_points():
@@ -76,12 +76,12 @@ def test_gap_tails_pool_every_gap_of_the_points():
     a, b = row(4, "draft", 100, 30.0), row(4, "draft", 100, 30.0)
     a["chunk_gaps_ms"], b["chunk_gaps_ms"] = [1.0] * 1000, [100.0] * 10
     agg = summary.aggregate([a, b])
-    assert agg["chunk_gap_ms_p95"] == pytest.approx(1.0) and agg["chunk_gap_ms_p99"] == pytest.approx(1.0)
+    assert agg.chunk_gap_ms_p95 == pytest.approx(1.0) and agg.chunk_gap_ms_p99 == pytest.approx(1.0)
     b["chunk_gaps_ms"] = [100.0] * 100  # now 9 % are slow: p95 is slow, p90 would not be
-    assert summary.aggregate([a, b])["chunk_gap_ms_p95"] == pytest.approx(100.0)
+    assert summary.aggregate([a, b]).chunk_gap_ms_p95 == pytest.approx(100.0)
     # a run saved without the samples has no pooled tail to give
     del b["chunk_gaps_ms"]
-    assert summary.aggregate([a, b])["chunk_gap_ms_p95"] is None
+    assert summary.aggregate([a, b]).chunk_gap_ms_p95 is None
 
 
 def test_ttft_median_pools_every_request():
@@ -89,7 +89,7 @@ def test_ttft_median_pools_every_request():
     a["requests"] = [{"ttft_ms": 10.0}]
     b["requests"] = [{"ttft_ms": 20.0}, {"ttft_ms": 30.0}, {"ttft_ms": None, "error": "boom"}]
     # pooled: median of 10, 20, 30 is 20 (a median of per-point medians would say 17.5)
-    assert summary.aggregate([a, b])["ttft_ms_p50"] == pytest.approx(20.0)
+    assert summary.aggregate([a, b]).ttft_ms_p50 == pytest.approx(20.0)
 
 
 def test_a_lower_bound_energy_is_never_a_value_or_a_ratio():
@@ -130,7 +130,7 @@ def test_the_summary_says_which_batches_had_no_trustworthy_pair():
     rows = flagged(rows, 8, "plain", "meter-gap", "after")
     result = summary.summarize(rows)
     assert result["untrusted"] == [{"batch": 8, "because": ["concurrency", "meter-gap"]}]
-    md = tables.to_markdown(result)
+    md = sentences.to_markdown(result)
     assert "No trustworthy pair at B=8: concurrency, meter-gap" in md
     header, cells = tables.table_cells(result)
     eight = dict(zip(header, cells[3]))
@@ -186,7 +186,7 @@ def test_an_idle_window_that_is_no_baseline_leaves_net_figures_out():
     result = summary.summarize(note25_rows(), {"idle_w": None, "idle_flag": flag})
     assert result["idle_w"] is None and result["idle_flag"] == flag
     assert all(t["plain"]["net_mj_per_token"] is None for t in result["rows"])
-    assert f"Idle power not used: {flag['message']}." in tables.to_markdown(result)
+    assert f"Idle power not used: {flag['message']}." in sentences.to_markdown(result)
 
 
 def test_a_run_saved_by_an_older_spectop_still_summarizes(tmp_path):

@@ -7,6 +7,7 @@ import pytest
 
 from collectors.sweep import summary
 from collectors.sweep.checks import EXCLUDING
+from collectors.sweep.records import to_json
 from collectors.sweep.rule import EVEN_BAND
 from collectors.sweep.store import RunStore
 from tests.support.sweep_rows import note25_rows, row
@@ -22,7 +23,7 @@ def two_draft_points():
 
 
 def test_an_arms_totals_net_energy_width_and_concurrency():
-    agg = summary.aggregate(two_draft_points())
+    agg = to_json(summary.aggregate(two_draft_points()))
     # 2 x 1255 tokens over 2 x 10 s; the meter measured 10.5 + 9.5 = 20 s
     assert (agg["tokens"], agg["duration_s"], agg["energy_s"]) == (2510, pytest.approx(20.0), 20.0)
     assert agg["tok_s"] == pytest.approx(125.5) and agg["power_w"] == pytest.approx(35.0)
@@ -41,27 +42,27 @@ def test_concurrency_is_unknown_when_no_point_measured_it():
     rows = two_draft_points()
     for r in rows:
         r["concurrency_mean"] = None
-    assert summary.aggregate(rows)["concurrency_mean"] is None
+    assert to_json(summary.aggregate(rows))["concurrency_mean"] is None
     rows[0]["concurrency_mean"] = 3.0  # one known: it is the median
-    assert summary.aggregate(rows)["concurrency_mean"] == 3.0
+    assert to_json(summary.aggregate(rows))["concurrency_mean"] == 3.0
 
 
 def test_an_uncovered_window_has_no_net_figure():
     rows = two_draft_points()
     rows[1]["energy_covered"] = False
-    agg = summary.aggregate(rows)
+    agg = to_json(summary.aggregate(rows))
     assert agg["net_mj_per_token"] is None and agg["mj_per_token"] is None
     assert agg["mj_per_token_at_least"] == pytest.approx(1000 * 700 / 2510)
 
 
 def test_an_arm_with_no_points_or_no_tokens_has_no_rates():
-    empty = summary.aggregate([], trusted=False)
+    empty = to_json(summary.aggregate([], trusted=False))
     assert (empty["tokens"], empty["duration_s"], empty["energy_s"]) == (0, 0.0, 0)
     assert (empty["tok_s"], empty["power_w"], empty["mj_per_token"]) == (None, None, None)
     # every request failed: 0 tokens over 10 s at 30 W, so 0 tok/s and no mJ/token (not 300 J per token)
     failed = row(4, "plain", 1.0, 30.0)
     failed.update(committed_tokens=0, window_s=10.0, energy_j=300.0)
-    agg = summary.aggregate([failed])
+    agg = to_json(summary.aggregate([failed]))
     assert agg["tokens"] == 0 and agg["tok_s"] == 0.0 and agg["mj_per_token"] is None
 
 

@@ -56,13 +56,13 @@ def test_a_server_of_the_wrong_shape_ends_the_sweep_before_it_measures(tmp_path)
 
 
 def test_a_bug_in_a_point_still_ends_with_a_summary(tmp_path, monkeypatch):
-    from collectors.sweep import runner
+    from collectors.sweep import session
 
     def broken(*args, **kwargs):
         raise ZeroDivisionError("division by zero")
 
     with FaultServer() as plain, FaultServer() as draft:
-        monkeypatch.setattr(runner._Sweep, "point_row", broken)
+        monkeypatch.setattr(session.SweepSession, "point_row", broken)
         events_ = sweep(plain, draft, tmp_path)
     ended = events_[-1]
     assert isinstance(ended, SweepEnded) and ended.error == "ZeroDivisionError: division by zero"

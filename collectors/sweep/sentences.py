@@ -1,0 +1,103 @@
+"""A sweep summary's verdicts as sentences, and its Markdown (the table, then the sentences), shared by the CLI, `report`, the run's files and the
+dashboard: the paired sweep's crossover and recommendation, a multi-arm sweep's best arms per class.
+
+Pitfalls handled: every sentence is read from the summary, where one rule made the figures
+(`rule.judge`, best_arms.py), so every rendering says the same; a batch without a trustworthy pair
+is named with why; a failed arm is named with its reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from collectors.sweep.records import ArmsSummary, PairedSummary, Summary, as_summary
+from collectors.sweep.tables import arms_cells, cell, table_cells
+
+
+def sentences(summary: Summary | Mapping[str, Any]) -> list[str]:
+    """The verdict sentences of a summary of either kind."""
+    record = as_summary(summary)
+    return arms_sentences(record) if isinstance(record, ArmsSummary) else verdict_sentences(record)
+
+
+def verdict_sentences(summary: PairedSummary | Mapping[str, Any]) -> list[str]:
+    """The crossover, the recommendation, the batches left out and the idle baseline, as sentences."""
+    record = as_summary(summary)
+    assert isinstance(record, PairedSummary)
+    lines = []
+    cross = record.crossover
+    if cross:
+        lines.append(
+            f"Energy crossover between {cross.below} and {cross.above} concurrent requests "
+            f"(≈ {cross.batch:g}, where the energy ratio rises through {cross.ratio:g})."
+        )
+    lines.append(f"Recommendation: {record.recommendation}.")
+    for u in record.untrusted:
+        lines.append(
+            f"No trustworthy pair at B={u.batch}: {', '.join(u.because)} "
+            "(its ratios are shown in parentheses, not used)."
+        )
+    if record.idle_w is not None:
+        lines.append(f"Idle power {record.idle_w:.1f} W; net energy subtracts it over each window.")
+    elif record.idle_flag:
+        lines.append(f"Idle power not used: {record.idle_flag.message}.")
+    return lines
+
+
+def _requests(n: int) -> str:
+    return f"{n} concurrent request" + ("" if n == 1 else "s")
+
+
+def arms_sentences(summary: ArmsSummary | Mapping[str, Any]) -> list[str]:
+    """Per class (and batch): the best arm by energy and by speed, the 60 % line, width advice, settings."""
+    record = as_summary(summary)
+    assert isinstance(record, ArmsSummary)
+    lines = []
+    line_pct = round(100 * (record.rule.acceptance_line or 0.0))
+    for v in record.verdicts:
+        where = f"{v.prompt_class} at {_requests(v.batch)}"
+        if not v.plain_trusted:
+            lines.append(f"{where}: no trustworthy plain point, so no arm is compared.")
+            continue
+        if v.differ:
+            lines.append(
+                f"{where}: best by energy {v.best_energy}, by speed {v.best_speed} "
+                "(they differ: the faster arm costs more energy per token)."
+            )
+        else:
+            lines.append(f"{where}: best by energy and by speed {v.best_energy}.")
+        if v.below_line:
+            arms = ", ".join(f"{b.arm} {cell(b.acceptance, '%')}" for b in v.below_line)
+            verdict = "every one cost energy" if v.below_line_all_cost else "not every one cost energy"
+            lines.append(f"  Below {line_pct} % acceptance ({arms}): {verdict}.")
+        lines += [f"  Width: {advice}." for advice in v.width_advice]
+        lines += [f"  Setting: {setting}" for setting in v.settings]
+    for off in record.turn_off:
+        lines.append(
+            f"{off.prompt_class}: drafting pays up to {_requests(off.batch)}. Setting: {off.setting}"
+        )
+    for w in record.void_waived:
+        why = "n-gram copying found nothing to copy there" if w.ngram else "it drafted nothing there"
+        lines.append(
+            f"{w.arm} on {w.prompt_class}: {why}, but it drafts on {', '.join(w.drafts_on)}, "
+            "so that point measures its plain decoding and counts (not a void arm)."
+        )
+    for arm, why in record.failed_arms.items():
+        lines.append(f"Arm {arm} failed, its points after that left out: {why}")
+    if record.idle_w is not None:
+        lines.append(f"Idle power {record.idle_w:.1f} W.")
+    elif record.idle_flag:
+        lines.append(f"Idle power not used: {record.idle_flag.message}.")
+    return lines
+
+
+def to_markdown(summary: Summary | Mapping[str, Any]) -> str:
+    """The table and the verdict sentences, of a summary of either kind."""
+    record = as_summary(summary)
+    header, rows = arms_cells(record) if isinstance(record, ArmsSummary) else table_cells(record)
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    lines.append("")
+    lines += sentences(record)
+    return "\n".join(lines) + "\n"
