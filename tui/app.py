@@ -22,8 +22,8 @@ from textual.worker import Worker, WorkerState
 from collectors.fmt import num, pct, printable
 from collectors.meters import Sampler
 from collectors.recording.writer import Recorder
-from collectors.requests.log_requests import LogRecords
 from collectors.requests.proxy_record import with_busy
+from collectors.servers.server_log import LogRecords
 from collectors.sweep.events import IdleMeasured, PointDone, SweepEnded
 from collectors.sweep.request import SavedRun, SweepRequest
 from tui import messages, workers

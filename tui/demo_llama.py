@@ -12,8 +12,8 @@ from pathlib import Path
 
 from collectors.errors import SpectopError
 from collectors.launch.process import ServerProcess, free_port
-from collectors.launch.tinymodels import write_model_pair
 from collectors.servers.llamacpp.launch import find_llama_server, llama_server_argv
+from collectors.servers.llamacpp.tinymodels import write_model_pair
 from collectors.simulator.traffic import TrafficGenerator, default_pattern
 from tui.commands._demo_dashboard import dashboard_with_traffic
 from tui.config import Settings

@@ -5,8 +5,8 @@ from __future__ import annotations
 from textual.message import Message
 
 from collectors.meters import MeterReading
-from collectors.requests.log_requests import TimedRequest
 from collectors.requests.record import RequestRecord
+from collectors.servers.server_log import TimedRequest
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep.events import SweepEvent
 
@@ -48,7 +48,7 @@ class SweepProgressed(Message):
 
 
 class LogRequestsRead(Message):
-    """Requests the server's log reported finished (collectors/requests/log_requests.py)."""
+    """Requests the server's log reported finished (collectors/servers/llamacpp/log_requests.py)."""
 
     def __init__(self, requests: list[TimedRequest]) -> None:
         super().__init__()

@@ -21,7 +21,7 @@ from textual.binding import Binding
 from textual.widgets import Footer, Static
 
 from collectors.recording.reader import Entry, MeterEntry, Recording, RequestsEntry
-from collectors.requests.log_requests import LogRecords
+from collectors.servers.server_log import LogRecords
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep import events
 from tui import messages

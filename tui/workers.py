@@ -22,12 +22,12 @@ from collectors.fmt import printable
 from collectors.http import STREAM_TIMEOUT, make_client
 from collectors.meters import Sampler
 from collectors.requests.client import RequestSpec, stream_request
-from collectors.requests.log_requests import OWN_MATCH_S, LogReader
 from collectors.requests.logfollow import LogFollower
 from collectors.requests.proxy_server import bind, serve
 from collectors.requests.record import RequestRecord
 from collectors.servers import default_route, registry
 from collectors.servers.answers import error_snapshot
+from collectors.servers.server_log import OWN_MATCH_S, LogReader
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep.request import SweepRequest, run_request
 from tui import messages

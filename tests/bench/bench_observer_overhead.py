@@ -17,10 +17,10 @@ import time
 import httpx
 
 from collectors.launch.process import ServerProcess, free_port
-from collectors.launch.tinymodels import write_model_pair
 from collectors.requests.client import RequestSpec, stream_request
 from collectors.servers.llamacpp.collector import LlamaCppCollector
 from collectors.servers.llamacpp.launch import find_llama_server, llama_server_argv
+from collectors.servers.llamacpp.tinymodels import write_model_pair
 
 
 async def batch(url: str, poll_period_s: float | None) -> float:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from collectors.launch.process import ServerProcess, free_port
-from collectors.launch.tinymodels import ModelPair, write_model_pair
 from collectors.servers.llamacpp.launch import find_llama_server, llama_server_argv
+from collectors.servers.llamacpp.tinymodels import ModelPair, write_model_pair
 
 # `-t 1`: the servers share a small machine with other test runs.
 DEFAULT_ARGS = ("--metrics", "-np", "4", "-c", "4096", "-t", "1")

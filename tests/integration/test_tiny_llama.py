@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from collectors.launch.process import ServerProcess, derive_plain_argv, has_speculative_flags, is_void_draft
-from collectors.launch.tinymodels import ModelPair
+from collectors.servers.llamacpp.tinymodels import ModelPair
 
 StartServer = Callable[..., ServerProcess]
 pytestmark = pytest.mark.llama

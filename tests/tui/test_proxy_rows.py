@@ -11,9 +11,9 @@ import pytest
 
 from collectors.errors import SpectopError
 from collectors.launch.process import free_port
-from collectors.requests.log_requests import TimedRequest
 from collectors.requests.proxy_server import ListenAddress, check_port, listen_address
 from collectors.servers.llamacpp.log import LoggedRequest
+from collectors.servers.server_log import TimedRequest
 from collectors.simulator.simulator import Simulator
 from tests.support import synthetic
 from tests.support.dashboard import FakeCollector, FakeSampler, wait_until

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from collectors.energy.attribution import attribute_records
-from collectors.requests.log_requests import LogReader, LogRecords, to_record
+from collectors.servers.server_log import LogReader, LogRecords, to_record
 from tests.support.manual_clock import ManualClock
 from tests.support.records import record as make_record
 
-LOGS = Path(__file__).resolve().parents[2] / "fixtures" / "llama-server-logs"
+LOGS = Path(__file__).resolve().parents[3] / "fixtures" / "llama-server-logs"
 
 
 def draft_lines() -> list[str]:

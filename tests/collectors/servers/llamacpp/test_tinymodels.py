@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from collectors.errors import SpectopError
-from collectors.launch.tinymodels import TinySpec, build_vocab, content_key, write_model_pair
+from collectors.servers.llamacpp.tinymodels import TinySpec, build_vocab, content_key, write_model_pair
 
 gguf = pytest.importorskip("gguf")
 
