@@ -257,11 +257,6 @@ def point_problem(row: Any) -> str | None:
     return None
 
 
-def is_arms_summary(summary: Mapping[str, Any]) -> bool:
-    """A multi-arm run's summary (a table per class, best arms), not a paired run's (note 25's table)."""
-    return summary.get("schema") == ARMS_SUMMARY_SCHEMA
-
-
 def to_csv(header: list[str], rows: list[list[Any]]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
