@@ -195,13 +195,13 @@ class ServerProcess:
     def _answers_itself(self) -> bool:
         """The process spectop started is still running and listens on its port itself."""
         assert self._proc is not None
-        code = self._proc.poll()
+        owner = listens(self._proc.pid, port_of(self.url)[1])
+        code = self._proc.poll()  # after the look at its sockets: an exit between the two is seen
         if code is not None:
             self._fail(
                 f"{self.name} exited with code {code}, and something else answers at {self.url}"
                 " (a command that forks into the background and exits is not supported)"
             )
-        owner = listens(self._proc.pid, port_of(self.url)[1])
         if owner is False:
             self._fail(f"{self.name} is running, but what answers at {self.url} is another process")
         return True
