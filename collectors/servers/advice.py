@@ -40,6 +40,11 @@ class DialectAdvice:
     example_draft_command: ClassVar[str | None] = None  # a drafting command line, for examples
 
     @classmethod
+    def locate_program(cls) -> str | None:
+        """Where `program` is when PATH does not have it (a binary a Python package carries)."""
+        return None
+
+    @classmethod
     def snapshot_notes(cls, snap: ServerSnapshot) -> list[str]:
         """Why a figure of this server's snapshot is unknown or approximate, in its own terms."""
         return []

