@@ -50,3 +50,28 @@ def test_a_misspelt_option_gets_the_commands_usage_and_the_likely_option(capsys)
         "spectop snapshot: error: unrecognized arguments: --sever http://127.0.0.1:9; did you mean --server?"
         in err
     )
+
+
+def test_every_option_of_every_command_says_what_it_does():
+    import argparse
+
+    from tui.cli import build_parser
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    silent = [
+        f"{name} {'/'.join(action.option_strings) or action.dest}"
+        for name, command in commands.choices.items()
+        for action in command._actions
+        if not isinstance(action, argparse._HelpAction) and not action.help
+    ]
+    assert silent == []
+
+
+@pytest.mark.slow
+def test_the_demo_takes_a_privileged_port_only_when_asked():
+    from tests.support.cli_runs import one_line, spectop
+
+    run = spectop("demo", "--serve-only", "--port", "80")
+    assert run.returncode == 2
+    assert "--port 80 is a privileged port" in one_line(run.stderr) and "--privileged-port" in run.stderr

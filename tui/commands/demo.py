@@ -78,7 +78,13 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         type=opts.whole("--port", 0, 65533, 9000),
         default=0,
         metavar="P",
-        help="plain arm on P, draft on P+1, meter on P+2 (default 0: free ports)",
+        help="plain arm on P, draft on P+1, meter on P+2 (default 0: free ports; below 1024 only "
+        "with --privileged-port)",
+    )
+    parser.add_argument(
+        "--privileged-port",
+        action="store_true",
+        help="let --port be below 1024 (as root the demo would take a real service's port)",
     )
     parser.add_argument(
         "--seed",
@@ -128,6 +134,9 @@ def add_options(parser: argparse.ArgumentParser) -> None:
 IDLE_FIRST_S = 4.0
 
 
+PRIVILEGED_BELOW = 1024  # ports a system service owns; the demo takes them only when asked
+
+
 def _ports(base: int) -> tuple[int, int, int]:
     return (0, 0, 0) if base == 0 else (base, base + 1, base + 2)
 
@@ -166,6 +175,12 @@ def _signals_as_interrupt() -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if 0 < args.port < PRIVILEGED_BELOW and not args.privileged_port:
+        raise SpectopError(
+            f"demo: --port {args.port} is a privileged port (below {PRIVILEGED_BELOW}): the demo would take "
+            f"{args.port}-{args.port + 2} from the services that belong there",
+            "pick e.g. --port 9000, or add --privileged-port to mean it",
+        )
     if args.record is not None and (args.screenshots or args.llama or args.serve_only or args.no_ui):
         raise SpectopError(
             "demo: --record records the demo's dashboard",

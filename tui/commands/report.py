@@ -50,7 +50,12 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "run_dir", type=Path, metavar="DIR", help="a folder written by spectop sweep, or a --record file"
     )
-    parser.add_argument("--format", choices=("table", "csv", "markdown", "json"), default="table")
+    parser.add_argument(
+        "--format",
+        choices=("table", "csv", "markdown", "json"),
+        default="table",
+        help="a table for the terminal (whole when written to a file), CSV, Markdown or JSON (default table)",
+    )
     parser.add_argument(
         "--textfile",
         type=Path,

@@ -98,7 +98,13 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="after the grid, also measure the batch between the two around the crossover",
     )
-    parser.add_argument("--route", choices=("completion", "chat"), default=None)
+    parser.add_argument(
+        "--route",
+        choices=("completion", "chat"),
+        default=None,
+        help="the server's native completion route or the OpenAI chat route "
+        "(default: the server's native one where it has one, else chat)",
+    )
     opts.add_options(parser, "meter", "results", "api-key", "json")
 
 
