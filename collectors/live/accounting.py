@@ -41,6 +41,9 @@ class PowerPoint:
     fault: str | None = None  # the meter's counter ran back at this reading
 
 
+BELOW_IDLE = "below the idle baseline: re-measure idle"
+
+
 @dataclass(frozen=True, slots=True)
 class RollingEnergy:
     """Energy per token over the rolling window that both polls and meter readings cover."""
@@ -51,6 +54,7 @@ class RollingEnergy:
     mj_per_token: float | None
     net_mj_per_token: float | None
     meter_problem: str | None = None  # why the meter's joules are no measurement here (then no mJ/token)
+    net_problem: str | None = None  # why there is no net figure though there is a gross one
 
 
 class _Column(Sequence[float]):
@@ -195,6 +199,8 @@ class LiveLedger:
             if energy is not None and idle is not None
             else None
         )
+        if net is not None and net < 0:  # the baseline is stale or wrong: no energy is negative
+            return RollingEnergy(t1 - t0, energy, tokens, gross, None, net_problem=BELOW_IDLE)
         return RollingEnergy(t1 - t0, energy, tokens, gross, net)
 
     def _meter_problem(self, t0_s: float, t1_s: float, energy_j: float | None, tokens: int) -> str | None:

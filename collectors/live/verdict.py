@@ -36,6 +36,7 @@ class LiveEnergy:
     batch: float | None
     verdict: str
     reading: Verdict | None = None  # the rule's reading of drafting now, which colours the verdict
+    net_problem: str | None = None  # why there is no net figure (the window is below the idle baseline)
 
 
 def live_energy(
@@ -53,7 +54,9 @@ def live_energy(
         if r.meter_problem
         else judged(r.mj_per_token, batch, summary, drafting)
     )
-    return LiveEnergy(r.window_s, r.mj_per_token, r.net_mj_per_token, r.tokens, batch, said, reading)
+    return LiveEnergy(
+        r.window_s, r.mj_per_token, r.net_mj_per_token, r.tokens, batch, said, reading, r.net_problem
+    )
 
 
 def verdict(

@@ -23,7 +23,9 @@ class EnergyPanel(Panel):
         window = f"last {view.window_s:.0f} s, {view.tokens} tokens" if view.window_s else "no window yet"
         return [
             line((num(view.mj_per_token, ".0f", " mJ/tok"), "bold"), ("  gross", "dim")),
-            line(num(view.net_mj_per_token, ".0f", " mJ/tok"), ("  net of idle", "dim")),
+            line((view.net_problem, "yellow"))
+            if view.net_problem
+            else line(num(view.net_mj_per_token, ".0f", " mJ/tok"), ("  net of idle", "dim")),
             line((window, "dim")),
             Text(view.verdict, style=verdict_style(view.reading)),
         ]

@@ -312,3 +312,12 @@ def test_a_waiting_reason_with_terminal_escapes_is_served_printable():
     assert "\x1b" not in text and "\x07" not in text
     [(labels, value)] = page(exporter)["spectop_requests_waiting"]
     assert labels["reason"] == "capacity\\x1b]0;PWNED-TITLE\\x07" and value == 2.0
+
+
+def test_a_window_below_the_idle_baseline_serves_no_net_figure():
+    exporter = SpectopExporter(None, ConstantSampler(5.0, 11.0))
+    exporter.feeds[0].live.known_idle_w = 10.0  # measured while the machine drew more
+    feed(exporter, 0, snapshots("http://d", 100))
+    served = page(exporter)
+    assert [v for _, v in served["spectop_mj_per_token"]] == [pytest.approx(50.0)]
+    assert "spectop_net_mj_per_token" not in served  # never a negative energy

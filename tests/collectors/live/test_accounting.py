@@ -266,3 +266,17 @@ def test_latest_is_the_newest_poll():
     assert live.latest is first
     live.add_snapshot(second)
     assert live.latest is second and live.latest.slots_busy == 3
+
+
+def test_a_window_below_the_idle_baseline_has_no_net_figure_and_says_why():
+    # 5 W over the window against a baseline of 10 W (measured before the machine went quieter):
+    # (5 - 10) W / 100 tok/s would be -50 mJ/token; no energy is negative, the baseline is stale
+    live = ledger_with(5.0)
+    live.known_idle_w = 10.0
+    for t in range(1, 11):
+        live.add_snapshot(snap(float(t), 100))
+    r = live.rolling()
+    assert r.mj_per_token == pytest.approx(50.0)
+    assert r.net_mj_per_token is None and r.net_problem == "below the idle baseline: re-measure idle"
+    live.known_idle_w = 4.0  # re-measured: 10 mJ/token net
+    assert live.rolling().net_mj_per_token == pytest.approx(10.0) and live.rolling().net_problem is None
