@@ -8,6 +8,8 @@ definitions (collectors/servers/snapshot.py, collectors/docs/energy-ledger.md): 
 properties compute them, so nothing is defined twice. G needs steps and accepted counts from the
 same polls, so polls with an unknown step count are left out of the sum when any poll knows its
 steps; SGLang's figures are gauges over its last 40 iterations already and ignore the counts.
+Survival S_j comes from the same polls as G, so 1 + Σ S_j = G: where a poll that accepted tokens
+has no per-position counts, the window's survival is unknown rather than a share of fewer polls.
 """
 
 from __future__ import annotations
@@ -65,5 +67,12 @@ def rolling_drafting(
         window_finished=_sum([s.window_finished for s in polls]),
         window_steps_exact=all(s.window_steps_exact for s in polls),
         counters_rounded=any(s.counters_rounded for s in polls),
-        window_per_position=_add_positions([s.window_per_position for s in polls]),
+        window_per_position=_window_positions(polls),
     )
+
+
+def _window_positions(polls: Sequence[ServerSnapshot]) -> tuple[int, ...]:
+    """Per-position accepted counts summed over `polls`; () when a poll that accepted has none."""
+    if any(s.window_accepted and not s.window_per_position for s in polls):
+        return ()
+    return _add_positions([s.window_per_position for s in polls])

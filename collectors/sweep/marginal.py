@@ -61,9 +61,14 @@ class WidthStep:
     pays: bool
 
     @property
+    def keep(self) -> int:
+        """The draft length to keep: the wider one only where widening pays."""
+        return self.wide if self.pays else self.narrow
+
+    @property
     def sentence(self) -> str:
         verb = "costs" if self.energy_rise >= 0 else "saves"
-        keep = self.wide if self.pays else self.narrow
+        keep = self.keep
         return (
             f"draft-max {self.narrow} → {self.wide} {verb} {abs(self.energy_rise) * 100:.0f} % "
             f"{'more' if self.energy_rise >= 0 else 'less'} per round and adds "

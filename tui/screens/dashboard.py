@@ -38,6 +38,7 @@ from tui.widgets.throughput_panel import ThroughputPanel, ThroughputView
 
 LATENCY_RECORDS = 20  # the latency tab pools the gaps of this many recent requests
 SPARKLINE_POINTS = 120
+MAX_PANEL_ROWS = 12  # a row of panels grows to its content up to this, borders included
 
 
 class DashboardScreen(Screen[None]):
@@ -123,6 +124,7 @@ class DashboardScreen(Screen[None]):
         self.throughput_panel.set_class(not snapshot.ok, "-failed")
         self.drafting_panel.view = DraftingView(drafting, void_warning)
         self.drafting_panel.set_class(bool(void_warning), "-failed")
+        self.call_after_refresh(self.fit_panels)
 
     def show_energy(self, energy: LiveEnergy) -> None:
         self.energy_panel.view = energy
@@ -163,6 +165,24 @@ class DashboardScreen(Screen[None]):
         self.sweep_panel.status(text, style)
 
     # -- layout ------------------------------------------------------------------------------------
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.fit_panels)
+
+    def fit_panels(self) -> None:
+        """The panels' row as tall as the drafting panel's body (its advice wraps) where the screen has
+        room; a short screen keeps app.tcss's height for the tabs, and the advice's verdict stays on the
+        panel's border."""
+        rows = self.drafting_panel.rows_needed()
+        grid = self.query_one("#panels", Grid)
+        if rows is None or self.has_class("short"):
+            grid.styles.height = None
+            return
+        narrow = self.has_class("narrow")
+        per_row = min(MAX_PANEL_ROWS, max(7 if narrow else 8, rows + 2))  # app.tcss's heights, + the border
+        height = 2 * per_row if narrow else per_row
+        if grid.styles.height is None or grid.styles.height.value != height:
+            grid.styles.height = height
+
     def select_tab(self, tab: str) -> None:
         self.tabs.active = tab
 

@@ -1,20 +1,28 @@
 """Drafting: acceptance, committed advance G, verified width, rates, per-position survival and, after a
 draft-length sweep, Eq. 5's width advice live: the sweep's energy per round with the server's S_j now
 (collectors/sweep/marginal.py). The advice is the step that ends at the widest length the server
-drafts, so it answers "is my current width worth it?" and not a width the server never tried."""
+drafts, so it answers "is my current width worth it?" and not a width the server never tried.
+
+Survival is one line with every position the server drafts, so 1 + Σ S_j is the G above it (both
+over the same rolling window, collectors/servers/rolling.py); cut to the first three, the figures
+shown did not add up. The advice's verdict is also the panel's bottom border, which a terminal too
+short for the sentence still shows (the screen grows the panels' row to the sentence where it can).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
 
 from collectors.fmt import num, pct
 from collectors.servers.snapshot import ServerSnapshot
-from collectors.sweep.marginal import live_width_advice
-from tui.widgets.figures import bar, line
+from collectors.sweep.marginal import WidthStep, live_width_advice
+from tui.widgets.figures import line
 from tui.widgets.panel import Panel
+
+SURVIVAL_BLOCKS = " ▁▂▃▄▅▆▇█"  # one cell per position, eighths of the height
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,10 +75,35 @@ class DraftingPanel(Panel):
                 num(rate(s.window_accepted), ".0f"),
             ),
         ]
-        for j, survival in enumerate(s.survival[:3], start=1):
-            out.append(line((f"S{j} ", "dim"), (bar(survival, 12), "green"), f" {100 * survival:3.0f}%"))
-        steps = live_width_advice(self.round_energy_mj, s.survival) if self.round_energy_mj else []
-        if steps:
-            step = steps[-1]
+        if s.survival:
+            out.append(survival_line(s.survival))
+        step = self.advice(s)
+        if step is not None:
             out.append(line(("advice ", "dim"), (step.sentence, "bold" if step.pays else "yellow")))
         return out
+
+    def advice(self, snapshot: ServerSnapshot) -> WidthStep | None:
+        """Eq. 5 for the widest step the server's drafts reach; None before a draft-length sweep."""
+        if not self.round_energy_mj or snapshot.drafting is False:
+            return None
+        steps = live_width_advice(self.round_energy_mj, snapshot.survival)
+        return steps[-1] if steps else None
+
+    def watch_view(self, view: DraftingView | None) -> None:
+        super().watch_view(view)
+        step = None if view is None or view.void_warning else self.advice(view.snapshot)
+        self.border_subtitle = "" if step is None else f"advice: keep {step.keep}"
+
+
+def survival_line(survival: Sequence[float]) -> Text:
+    """`S1–4 ▆▅▄▂ 76 56 41 22 %`: every drafted position, a block and a percentage each."""
+    label = "S1" if len(survival) == 1 else f"S1–{len(survival)}"
+    blocks = "".join(
+        SURVIVAL_BLOCKS[round(min(1.0, max(0.0, v)) * (len(SURVIVAL_BLOCKS) - 1))] for v in survival
+    )
+    return line(
+        (f"{label} ", "dim"),
+        (blocks, "green"),
+        " " + " ".join(f"{100 * v:.0f}" for v in survival),
+        (" %", "dim"),
+    )

@@ -79,6 +79,14 @@ class Panel(Vertical):
         rows = wrapped_rows(lines, width, self.app.console)
         return None if rows is None else (width, rows)
 
+    def rows_needed(self) -> int | None:
+        """Rows the body needs at its width now, wrapping included; None before a view or a layout."""
+        return (
+            None
+            if self.view is None
+            else wrapped_rows(self.lines(self.view), self._body.content_region.width, self.app.console)
+        )
+
     def lines(self, view: Any) -> Sequence[RenderableType]:
         raise NotImplementedError
 

@@ -34,6 +34,18 @@ def test_a_request_finishing_in_one_poll_of_three_gives_the_window_its_figures()
     assert 1 + sum(merged.survival) == pytest.approx(merged.mean_advance)
 
 
+def test_survival_is_unknown_when_a_poll_that_accepted_has_no_positions():
+    # G over both polls is 1 + (30 + 10) / (20 + 10) = 2.33; positions from the first poll alone
+    # would give S = 15/30, 10/30, 5/30 and 1 + Σ S = 2.0: a survival that is not G's window
+    merged = rolling_drafting([poll(1, 40, 30, 20, (15, 10, 5)), poll(2, 20, 10, 10)], window_s=30)
+    assert merged.mean_advance == pytest.approx(1 + 40 / 30)
+    assert merged.survival == ()
+    # a poll that accepted nothing has nothing to place: the other poll's positions stand
+    merged = rolling_drafting([poll(1, 40, 30, 20, (15, 10, 5)), poll(2, 0, 0, 10)], window_s=30)
+    assert merged.survival == pytest.approx((15 / 30, 10 / 30, 5 / 30))
+    assert 1 + sum(merged.survival) == pytest.approx(merged.mean_advance)
+
+
 def test_two_finishing_polls_are_summed_before_dividing():
     # 30/40 and 5/20 average to 50 %; the window's acceptance is 35/60
     merged = rolling_drafting([poll(1, 40, 30, 20), poll(2, 20, 5, 15)], window_s=30)
