@@ -14,6 +14,8 @@ from collectors.meters import MeterReading
 from tests.support import synthetic
 from tests.support.dashboard import FakeSampler
 from tests.support.snapshots import window_snapshot
+from tui.app import SpectopApp
+from tui.config import Settings
 from tui.fleet import WatchedServer, fleet_energy, summary_rows
 from tui.widgets.servers_table import meter_cell
 
@@ -29,15 +31,26 @@ def watched(name: str, sampler: FakeSampler, tokens_per_s: int) -> WatchedServer
         server.state.add_reading(reading)
     for t in range(101, 111):
         server.state.add_snapshot(
-            window_snapshot(float(t), url=server.url, window_tokens=tokens_per_s, slots_busy=1, slots_total=4)
+            window_snapshot(
+                float(t),
+                url=server.url,
+                window_tokens=tokens_per_s,
+                live_tok_s=float(tokens_per_s),
+                slots_busy=1,
+                slots_total=4,
+            )
         )
     return server
 
 
-def test_a_shared_meter_is_split_by_tokens_and_labelled():
+def three_servers() -> list[WatchedServer]:
     shared = FakeSampler(synthetic.METER, steady(300.0))
     own = FakeSampler(synthetic.METER, steady(100.0))
-    servers = [watched("a", shared, 30), watched("b", shared, 10), watched("c", own, 20)]
+    return [watched("a", shared, 30), watched("b", shared, 10), watched("c", own, 20)]
+
+
+def test_a_shared_meter_is_split_by_tokens_and_labelled():
+    servers = three_servers()
     # each ledger alone counts the whole meter: the figures a split must correct
     assert servers[0].state.energy().mj_per_token == pytest.approx(10_000)
     assert servers[1].state.energy().mj_per_token == pytest.approx(30_000)
@@ -64,3 +77,20 @@ def test_a_server_without_a_meter_says_so():
     (energy,) = fleet_energy([server])
     assert (energy.meter_users, energy.share, energy.energy.mj_per_token) == (0, None, None)
     assert server.name == "http://x:8080"
+
+
+async def test_the_summary_table_says_shared_meter_where_mj_per_token_cannot_compare():
+    servers = three_servers()
+    app = SpectopApp(Settings(server_url=servers[0].url, poll=False), None, None, fleet=servers)
+    async with app.run_test(size=(160, 40)) as pilot:
+        app.main.show_servers(app.fleet.rows(), 0)
+        await pilot.pause()
+        screen = "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+        rows = {name: line for line in screen.splitlines() for name in "abc" if f" {name} " in line[:6]}
+        # a and b split 3000 J by tokens: 7500 mJ/token each, the same by construction, so neither
+        # row shows it; what tells them apart is their 30 and 10 tokens/s and 75 % / 25 % shares
+        for name, tok_s, share in (("a", "30.0", "75 %"), ("b", "10.0", "25 %")):
+            assert "shared meter" in rows[name] and "7500" not in rows[name]
+            assert tok_s in rows[name] and f"shared ×2, {share} by tokens" in rows[name]
+        # c alone on 100 W at 20 tokens/s: 1000 J / 200 tokens = 5000 mJ/token, its own figure
+        assert "5000" in rows["c"] and "shared" not in rows["c"] and "own" in rows["c"]

@@ -4,6 +4,9 @@ Every cell is Rich Text, never markup: a server's name comes from the command li
 file and its backend from the server itself. Cells are updated in place (the cursor stays where
 the user left it) and only when their text or style changed. A meter shared by several servers is
 said so in the meter column, with the server's share of its joules (split by tokens, tui/fleet.py).
+Its servers' mJ/token columns say "shared meter" instead of a figure: joules split by tokens give
+every server on the meter the same mJ/token, which would read as a comparison it is not; tokens/s,
+acceptance and the share are what tells them apart.
 """
 
 from __future__ import annotations
@@ -43,6 +46,14 @@ def meter_cell(row: ServerRow) -> Text:
     return Text(f"shared ×{energy.meter_users}, {share} by tokens", style="yellow")
 
 
+def energy_cells(row: ServerRow) -> tuple[Text, Text]:
+    """Gross and net mJ/token; on a shared meter the same for each of its servers, so not a figure."""
+    energy = row.energy.energy
+    if row.energy.meter_users > 1:
+        return Text("shared meter", style="yellow"), Text("—", style="dim")
+    return Text(num(energy.mj_per_token, ".0f"), style="bold"), Text(num(energy.net_mj_per_token, ".0f"))
+
+
 def cells(row: ServerRow, selected: bool) -> list[Text]:
     energy = row.energy.energy
     backend_style = {True: "", False: "red", None: "dim"}[row.ok]
@@ -54,8 +65,7 @@ def cells(row: ServerRow, selected: bool) -> list[Text]:
         Text(num(row.tok_s, ".1f")),
         Text(pct(row.acceptance)),
         Text(num(row.power_w, ".1f")),
-        Text(num(energy.mj_per_token, ".0f"), style="bold"),
-        Text(num(energy.net_mj_per_token, ".0f")),
+        *energy_cells(row),
         meter_cell(row),
         Text(energy.verdict, style=verdict_style(energy.reading)),
     ]
