@@ -9,8 +9,10 @@ split them (collectors/energy/attribution.py), and the chunk-gap tails stay unkn
 that pacing. A request spectop sent itself is in the log too: `is_own` matches it by its tokens
 and end time, and the own row (which has the stream's latency) is the one kept. Steps are every
 decode step, T − 1 − A, as for a stream (collectors/requests/streams.py), so G is the sweep's G, not the
-log's `mean len`, which counts drafting steps only. Task ids start again when the server does: a
-repeated id gets a suffix, never replaces an older row.
+log's `mean len`, which counts drafting steps only. A build that drafts but logs no draft counts
+(`LoggedRequest.draft_unknown`) gives no steps, so the row's acceptance and G are unknown, never a
+G of 1.00. Task ids start again when the server does: a repeated id gets a suffix, never replaces
+an older row.
 """
 
 from __future__ import annotations
@@ -117,7 +119,9 @@ def to_record(
         prompt_tokens=r.prompt_tokens,
         draft_n=r.draft_n,
         draft_n_accepted=r.draft_n_accepted,
-        server_steps=max(0, ledger.every_step_count(tokens, r.draft_n_accepted or 0, 1)) if tokens else 0,
+        server_steps=None
+        if r.draft_unknown
+        else (max(0, ledger.every_step_count(tokens, r.draft_n_accepted or 0, 1)) if tokens else 0),
         concurrency_mean=sum(busy_samples) / len(busy_samples) if busy_samples else None,
         concurrency_max=max(busy_samples) if busy_samples else None,
         tag=f"{TAG}:slot {r.slot_id}",

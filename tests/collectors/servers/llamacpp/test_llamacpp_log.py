@@ -66,19 +66,24 @@ def test_stamped_draft_line_as_captured() -> None:
     assert long_up is not None and long_up.stamp_s == pytest.approx(180 * 60 + 5.123456)
 
 
-def test_older_builds_draft_line_and_colours() -> None:
-    # releases before mid-2025 print no `mean len`; --log-colors wraps the stamp and level in escapes
-    block = [
-        "\x1b[34m0.01.000.000\x1b[0m \x1b[32mI \x1b[0mslot launch_slot_: id  0 | task 7 | processing task",
-        "slot print_timing: id  0 | task 7 | prompt eval time =      13.76 ms /     1 tokens (x)",
-        "slot print_timing: id  0 | task 7 |        eval time =      21.39 ms /    64 tokens (x)",
-        "slot print_timing: id  0 | task 7 |       total time =      35.16 ms /    65 tokens",
-        "slot print_timing: id  0 | task 7 | draft acceptance = 0.61905 (   26 accepted /    42 generated)",
-        "slot      release: id  0 | task 7 | stop processing: n_tokens = 80, truncated = 1",
-    ]
-    (r,) = parse_text("\n".join(block))
-    assert (r.draft_n, r.draft_n_accepted, r.mean_len, r.truncated) == (42, 26, None, True)
-    assert (r.generated_tokens, r.total_ms) == (64, 35.16)
+def colour(line: str) -> str:
+    """`line` as --log-colors writes it: the stamp blue, the level green, each reset after
+    (common/log.cpp: "%s%d.%02d.%03d.%03d%s " and "%sI %s" with g_col's escapes)."""
+    stamp, level, rest = line.split(" ", 2)
+    return f"\x1b[34m{stamp}\x1b[0m \x1b[32m{level} \x1b[0m{rest}"
+
+
+def test_colours_around_the_stamp_and_level_are_read_through():
+    # draft.log's first block (task 1 on slot 3), coloured; its release says truncated = 1
+    lines = [line for line in read("draft.log").splitlines() if "| task 1 |" in line]
+    lines[-1] = lines[-1].replace("truncated = 0", "truncated = 1")
+    (r,) = parse_text("\n".join(colour(line) for line in lines))
+    # eval time = 401.14 ms / 24 tokens; draft acceptance = 0.23404 (11 accepted / 47 generated),
+    # mean len = 1.92; release at 0.00.961.446 = 0.961446 s
+    assert (r.generated_tokens, r.eval_ms, r.total_ms) == (24, 401.14, 417.19)
+    assert (r.draft_n, r.draft_n_accepted, r.mean_len, r.truncated) == (47, 11, 1.92, True)
+    assert r.stamp_s == pytest.approx(0.961446)
+    # older formats are tested on lines built from their releases' source: test_llamacpp_older_logs.py
 
 
 def test_a_block_ends_at_its_release_line() -> None:
