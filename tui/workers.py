@@ -21,6 +21,7 @@ from collectors.errors import SpectopError
 from collectors.fmt import printable
 from collectors.http import STREAM_TIMEOUT, make_client
 from collectors.meters import Sampler
+from collectors.meters.sampler import mark_at_poll
 from collectors.requests.client import RequestSpec, stream_request
 from collectors.requests.logfollow import LogFollower
 from collectors.requests.proxy_server import bind, serve
@@ -53,7 +54,9 @@ async def poll_servers(fleet: Fleet, interval_s: float, post: Post, stopped: Sto
     while not stopped():
         started = time.monotonic()
         if not fleet.state.paused:
+            marks = asyncio.ensure_future(mark_at_poll(server.sampler for server in fleet.servers))
             snapshots = await asyncio.gather(*(poll_one(server) for server in fleet.servers))
+            await marks
             for index, snapshot in enumerate(snapshots):
                 post(messages.ServerPolled(snapshot, server=index))
         await asyncio.sleep(max(0.05, interval_s - (time.monotonic() - started)))

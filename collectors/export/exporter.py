@@ -24,7 +24,7 @@ from prometheus_client.registry import Collector
 
 from collectors.export.series import FeedView, series
 from collectors.live.accounting import LiveLedger
-from collectors.meters.sampler import Sampler
+from collectors.meters.sampler import Sampler, mark_at_poll
 from collectors.servers.answers import error_snapshot
 from collectors.servers.snapshot import ServerSnapshot
 
@@ -129,7 +129,9 @@ class SpectopExporter(Collector):
         """
         while not should_stop():
             started = time.monotonic()
+            marks = asyncio.ensure_future(mark_at_poll(feed.sampler for feed in self.feeds))
             snapshots = await asyncio.gather(*(feed.poll() for feed in self.feeds))
+            await marks
             for index, snapshot in enumerate(snapshots):
                 self.update(snapshot, index)
             await asyncio.sleep(0.05)

@@ -8,18 +8,40 @@ so every window it falls in says so (`WindowEnergy.problems`, collectors/meters/
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 import math
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from collectors.meters import plausible
 from collectors.meters.base import Meter, MeterInfo, MeterMethod, MeterReading
 
 SHORT_WINDOW_PERIODS = 10  # below this many sensor periods a window mostly measures sensor lag
+MAX_RATE_HZ = 10.0  # a power-only sensor is integrated at its own update period, at most this often
+COUNTER_RATE_HZ = 1.0  # an energy counter needs no integration: read where windows start and end
+
+
+def default_rate_hz(info: MeterInfo) -> float:
+    """How often a meter is read on the sampler's schedule when nobody asks otherwise.
+
+    A meter that keeps an energy counter (NVML's total energy, RAPL, DCGM's or node_exporter's
+    joules) is exact at any read: its windows get exact ends from `Sampler.mark` (at each poll, at
+    each sweep point's first send and last token), and the schedule only feeds the power history,
+    once a second like the poll. A power-only meter is integrated, so it is read at its own update
+    period (at most 10 Hz). The CPU-load estimate stays at 10 Hz: its model is cubic in the load, so
+    a coarser read would change its figures.
+    """
+    if info.method == "counter":
+        return COUNTER_RATE_HZ
+    return (
+        min(MAX_RATE_HZ, max(COUNTER_RATE_HZ, 1.0 / info.update_period_s))
+        if info.update_period_s > 0
+        else MAX_RATE_HZ
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +76,8 @@ class WindowEnergy:
 
 
 class Sampler:
-    """Reads `meter` every `1/rate_hz` s on its own thread; keeps the last `max_samples` readings.
+    """Reads `meter` every `1/rate_hz` s on its own thread (by default as often as its kind needs:
+    `default_rate_hz`); keeps the last `max_samples` readings.
 
     Readings are made monotonic here too (a meter bug must not produce negative window energy), and
     a reading whose time did not advance (a throttled remote meter) is not stored twice. The sampler
@@ -64,11 +87,12 @@ class Sampler:
     def __init__(
         self,
         meter: Meter,
-        rate_hz: float = 10.0,
+        rate_hz: float | None = None,
         max_samples: int = 36_000,
         *,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        rate_hz = default_rate_hz(meter.info) if rate_hz is None else rate_hz
         if not rate_hz > 0:
             raise ValueError("rate_hz must be positive")
         self.meter, self.period_s, self._clock = meter, 1.0 / rate_hz, clock
@@ -116,6 +140,12 @@ class Sampler:
             if next_t < now:
                 next_t = now + self.period_s - (now - next_t) % self.period_s
             self._stop.wait(next_t - now)
+
+    @property
+    def reads_on_marks(self) -> bool:
+        """A counter read less often than it changes: windows need `mark` at their ends."""
+        info = self.meter.info
+        return info.method == "counter" and self.period_s > info.update_period_s
 
     def mark(self) -> MeterReading | None:
         """Read the meter now, outside the schedule: a window that starts or ends at a mark has an
@@ -200,15 +230,21 @@ class Sampler:
         if t1_s < t0_s:
             raise ValueError("t1_s must not be before t0_s")
         if wait_s > 0:
+            latest = self.latest()
+            if (latest is None or latest.t_s < t1_s) and t1_s <= self._clock():
+                self.mark()  # the end has passed: read it now rather than wait for the schedule
             self.wait_for(t1_s, wait_s)
         with self._lock:
             samples = list(self._samples)
         info = self.meter.info
-        effective_s = max(info.update_period_s, self.period_s)
+        ts = [s.t_s for s in samples]
+        # ends read within a sensor period (marks) are as exact as the sensor; else the schedule's
+        # spacing blurs them too
+        marked = _read_near(ts, t0_s, info.update_period_s) and _read_near(ts, t1_s, info.update_period_s)
+        effective_s = info.update_period_s if marked else max(info.update_period_s, self.period_s)
         short = (t1_s - t0_s) < SHORT_WINDOW_PERIODS * effective_s * (
             1 - 1e-9
         )  # a window of exactly 10 periods is not short
-        ts = [s.t_s for s in samples]
         covered = bool(samples) and ts[0] <= t0_s and ts[-1] >= t1_s
         a, b = (max(t0_s, ts[0]), min(t1_s, ts[-1])) if samples else (t0_s, t0_s)
         energy_j = _energy_at(samples, ts, b) - _energy_at(samples, ts, a) if b > a else 0.0
@@ -239,6 +275,19 @@ class Sampler:
         if not samples or not ts[0] <= t_s <= ts[-1]:
             return None
         return _energy_at(samples, ts, t_s)
+
+
+async def mark_at_poll(samplers: Iterable[Sampler | None]) -> None:
+    """Read now, off the event loop, each meter that `reads_on_marks` (each once, however many
+    servers share it): a poll's window then starts and ends on a counter reading."""
+    due = {id(s): s for s in samplers if s is not None and s.reads_on_marks}
+    await asyncio.gather(*(asyncio.to_thread(s.mark) for s in due.values()))
+
+
+def _read_near(ts: list[float], t_s: float, within_s: float) -> bool:
+    """A reading stored within `within_s` of `t_s`."""
+    i = bisect.bisect_left(ts, t_s)
+    return any(0 <= j < len(ts) and abs(ts[j] - t_s) <= within_s for j in (i - 1, i))
 
 
 def _energy_at(samples: list[MeterReading], ts: list[float], t_s: float) -> float:

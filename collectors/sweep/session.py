@@ -92,6 +92,8 @@ class SweepSession:
         """Idle power, or None and the flag saying why the window is no baseline."""
         if self.sampler is None:
             return None, None
+        # a counter read once a second: the window starts on a reading (energy_between reads its end)
+        self.sampler.mark()
         t0 = time.monotonic()
         while time.monotonic() - t0 < self.plan.idle_s and not self.should_stop():
             time.sleep(0.05)

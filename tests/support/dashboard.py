@@ -34,6 +34,8 @@ class FakeMeter:
 class FakeSampler:
     """What the app reads from a Sampler: its meter's info and new readings."""
 
+    reads_on_marks = False  # its readings are given: nothing to read at a poll
+
     def __init__(self, info: MeterInfo, readings: list[MeterReading] | None = None) -> None:
         self.meter = FakeMeter(info)
         self._readings = readings or []

@@ -52,6 +52,8 @@ def test_metric_names_are_read_out_of_promql():
 
 
 class _Sampler:
+    reads_on_marks = False  # its readings are given: nothing to read at a poll
+
     def __init__(self) -> None:
         self.meter = type("Meter", (), {"info": MeterInfo("dcgm", ("gpu0",), "GPU", "counter", 0.1)})()
 

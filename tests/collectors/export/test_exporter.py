@@ -61,6 +61,8 @@ def test_a_child_that_ignores_sigint_is_still_reaped():
 class EnergyOnlySampler:
     """What a node_exporter or RAPL meter gives: a joule counter and no power."""
 
+    reads_on_marks = False  # its readings are given: nothing to read at a poll
+
     def __init__(self, readings: list[MeterReading]) -> None:
         info = MeterInfo("node", ("package-0",), "CPU package", "counter", 1.0)
         self.meter = type("Meter", (), {"info": info})()

@@ -22,6 +22,8 @@ METER = MeterInfo("dcgm", ("gpu0",), "GPU board", "counter", 0.1)
 class ConstantSampler:
     """A meter drawing `power_w` steadily, read every 0.1 s from t = 0 to `until_s`."""
 
+    reads_on_marks = False  # its readings are given: nothing to read at a poll
+
     def __init__(self, power_w: float, until_s: float) -> None:
         self.meter = type("Meter", (), {"info": METER})()
         steps = round(until_s * 10)

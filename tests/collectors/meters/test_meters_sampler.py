@@ -134,8 +134,16 @@ def test_short_window_uses_the_slower_of_sensor_and_sampling():
     assert s.energy_between(1.0, 9.9).short_window
     assert not s.energy_between(1.0, 11.0).short_window
     fast = fed(*(MeterReading(t * 0.1, t) for t in range(40)), period_s=0.001)  # RAPL-like
-    assert fast.energy_between(0.5, 1.4).short_window  # 10 samples at 10 Hz are still needed
-    assert not fast.energy_between(0.5, 1.6).short_window
+    # ends between readings are interpolated over the schedule's 0.1 s: 10 of those are needed
+    assert fast.energy_between(0.55, 1.45).short_window
+    assert not fast.energy_between(0.55, 1.65).short_window
+
+
+def test_a_counter_window_with_read_ends_is_as_exact_as_the_sensor():
+    # both ends read (marks): the counter's difference is exact, whatever the schedule's spacing
+    fast = fed(*(MeterReading(t * 0.1, t) for t in range(40)), period_s=0.001)
+    assert not fast.energy_between(0.5, 0.6).short_window  # 100 sensor periods, ends on readings
+    assert fast.energy_between(0.5, 0.505).short_window  # 5 sensor periods
 
 
 def test_decrease_is_held_level_and_later_increments_kept():

@@ -30,9 +30,28 @@ class Counting:
         pass
 
 
-def test_defaults_ten_readings_a_second_for_an_hour():
-    sampler = Sampler(Counting())
-    assert sampler.period_s == pytest.approx(0.1) and sampler.last_error is None
+def _kind(method: str, update_period_s: float) -> Counting:
+    meter = Counting()
+    meter.info = MeterInfo("k", ("x",), "test", method, update_period_s)  # type: ignore[arg-type,misc]
+    return meter
+
+
+def test_the_schedule_reads_each_kind_of_meter_as_often_as_it_needs():
+    # a counter is exact at any read (windows get marks at their ends): once a second, like the poll
+    assert Sampler(_kind("counter", 0.001)).period_s == pytest.approx(1.0)  # RAPL
+    assert Sampler(_kind("counter", 30.0)).period_s == pytest.approx(1.0)  # DCGM's joules
+    # power only: integrated at the sensor's own period, between 1 and 10 Hz
+    assert Sampler(_kind("integrated", 0.02)).period_s == pytest.approx(0.1)
+    assert Sampler(_kind("integrated", 0.5)).period_s == pytest.approx(0.5)
+    assert Sampler(_kind("integrated", 30.0)).period_s == pytest.approx(1.0)
+    # the CPU-load estimate is cubic in the load: a coarser read would change it, so 10 Hz
+    assert Sampler(_kind("estimate", 0.1)).period_s == pytest.approx(0.1)
+    assert Sampler(_kind("counter", 1.0), rate_hz=4.0).period_s == pytest.approx(0.25)  # asked
+
+
+def test_keeps_an_hour_of_readings():
+    sampler = Sampler(Counting(), rate_hz=10.0)
+    assert sampler.last_error is None
     for _ in range(36_001):
         sampler.tick()
     assert len(sampler.readings()) == 36_000 and sampler.readings()[0].t_s == 2.0
