@@ -1,16 +1,16 @@
 """SpectopApp: start the workers and route their messages into the state and onto the dashboard screen.
 
-One App, composed: the servers and the one shown (`Fleet`, tui/fleet.py), the sweep's dialog and
-marks (`SweepController`, tui/sweep_control.py) and the live panels' painter (tui/live_paint.py).
-Its `@work` methods run tui/workers.py's functions, which only post messages. The App routes, the
-DashboardScreen renders: each handler updates the state (a LiveState per server) and repaints only
-what its message affects; a failed poller is posted as a failed poll: the top bar never stays "ok".
+One App, composed: the servers (`Fleet`, tui/fleet.py), the sweep's dialog and marks
+(`SweepController`) and the live panels' painter (tui/live_paint.py). Its `@work` methods run
+tui/workers.py's functions, which only post messages; each handler updates the state (a LiveState
+per server) and repaints only what its message affects. A failed poller is posted as a failed poll.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import App, SystemCommand
@@ -21,7 +21,6 @@ from textual.worker import Worker, WorkerState
 
 from collectors.fmt import num, pct, printable
 from collectors.meters import Sampler
-from collectors.recording.writer import Recorder
 from collectors.requests.proxy_record import with_busy
 from collectors.servers.server_log import LogRecords
 from collectors.sweep.events import IdleMeasured, PointDone, SweepEnded
@@ -34,8 +33,10 @@ from tui.screens.dashboard import DashboardScreen
 from tui.state import LiveState
 from tui.sweep_control import SweepController
 from tui.sweep_text import sweep_headline
-from tui.widgets.help_screen import HelpScreen
 from tui.widgets.servers_table import ServersTable
+
+if TYPE_CHECKING:
+    from collectors.recording.writer import Recorder  # made only for --record: not loaded before
 
 PALETTE = (  # the command palette's entries: title, help, action
     ("Run a sweep", "Paired plain-versus-draft sweep over batch sizes", "sweep"),
@@ -157,11 +158,8 @@ class SpectopApp(App[None]):
             return
         self.add_records([message.record])
         r = message.record
-        self.notify(
-            f"{r.committed_tokens} tokens, {num(r.tok_s)} tok/s, acceptance {pct(r.acceptance)}",
-            title="probe",
-            markup=False,
-        )
+        said = f"{r.committed_tokens} tokens, {num(r.tok_s)} tok/s, acceptance {pct(r.acceptance)}"
+        self.notify(said, title="probe", markup=False)
 
     def on_log_requests_read(self, message: messages.LogRequestsRead) -> None:
         own, busy = self.state.records.values(), self.state.ledger.busy_slots_during
@@ -292,6 +290,8 @@ class SpectopApp(App[None]):
         self.main.select_tab(tab)
 
     def action_help(self) -> None:
+        from tui.widgets.help_screen import HelpScreen  # Markdown's parser: loaded on the first `?`
+
         self.push_screen(HelpScreen())
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:

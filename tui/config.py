@@ -14,7 +14,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from collectors.errors import SpectopError
-from collectors.requests.proxy_server import ListenAddress
+from collectors.requests.listen import ListenAddress
 from collectors.servers import check_url
 from collectors.sweep.plan import SweepPlan, quick
 

@@ -23,8 +23,8 @@ from collectors.http import STREAM_TIMEOUT, make_client
 from collectors.meters import Sampler
 from collectors.meters.sampler import mark_at_poll
 from collectors.requests.client import RequestSpec, stream_request
+from collectors.requests.listen import bind
 from collectors.requests.logfollow import LogFollower
-from collectors.requests.proxy_server import bind, serve
 from collectors.requests.record import RequestRecord
 from collectors.servers import default_route, registry
 from collectors.servers.answers import error_snapshot
@@ -170,6 +170,8 @@ def log_state(path: str, skipped_lines: int, long_lines: int) -> str:
 
 def run_proxy(settings: Settings, post: Post, stopped: Stopped) -> None:
     """The capture proxy (`--proxy`) on this thread's own loop; posts each request's record."""
+    from collectors.requests.proxy_server import serve  # uvicorn: loaded only for --proxy
+
     assert settings.proxy is not None
     sock = bind(settings.proxy)
 

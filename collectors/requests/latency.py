@@ -12,8 +12,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 # Two events closer than this fraction of the typical step gap belong to one burst; used only
 # when the server gave no step key. Intra-burst gaps are ~0.01-0.2 ms, step gaps are milliseconds.
 _MIN_CLUSTER_RATIO = 4.0
@@ -43,6 +41,8 @@ class Tail:
     def of(cls, gaps_ms: Sequence[float]) -> Tail:
         if len(gaps_ms) == 0:
             return cls(0, None, None, None, None)
+        import numpy as np  # at the first tail, not at start: the dashboard's first frame does not wait for it
+
         p50, p95, p99 = np.percentile(np.asarray(gaps_ms, dtype=float), [50, 95, 99])
         return cls(len(gaps_ms), float(p50), float(p95), float(p99), float(max(gaps_ms)))
 
@@ -64,6 +64,8 @@ class Tail:
             h = (total - 1) * q / 100
             lo = math.floor(h)
             a, b = at(lo), at(min(lo + 1, total - 1))
+            import numpy as np
+
             return float(np.percentile([a, b], 100 * (h - lo)))  # numpy's own interpolation between them
 
         return cls(total, percentile(50), percentile(95), percentile(99), ordered[-1])

@@ -16,72 +16,18 @@ import logging
 import socket
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from types import TracebackType
 
 import uvicorn
 
 from collectors.errors import SpectopError
+from collectors.requests.listen import PROXY_FIX, ListenAddress, bind
 from collectors.requests.proxy import CaptureProxy
 from collectors.requests.proxy_guard import GuardedH11Protocol
 from collectors.requests.record import RequestRecord
 
-LOOPBACK = "127.0.0.1"
 GRACE_S = 1  # seconds (uvicorn takes whole seconds)
 STOP_POLL_S = 0.1
-PROXY_FIX = "e.g. --proxy 8081 (loopback) or --proxy 0.0.0.0:8081"
-
-
-@dataclass(frozen=True, slots=True)
-class ListenAddress:
-    host: str
-    port: int
-
-    @property
-    def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
-
-
-def listen_address(spec: str) -> ListenAddress:
-    """`PORT` (on loopback) or `HOST:PORT`; SpectopError naming --proxy otherwise."""
-    host, sep, port_text = spec.strip().rpartition(":")
-    host = host.strip("[]") if sep else LOOPBACK
-    try:
-        port = int(port_text)
-    except ValueError:
-        port = -1
-    if not 0 < port < 65536 or (sep and not host):
-        raise SpectopError(f"--proxy must be [HOST:]PORT, not {spec!r}", PROXY_FIX)
-    return ListenAddress(host, port)
-
-
-def bind(address: ListenAddress) -> socket.socket:
-    """A socket bound to `address`; SpectopError naming --proxy when it cannot be (taken, not ours)."""
-    try:
-        family, kind, proto, _, sockaddr = socket.getaddrinfo(
-            address.host, address.port, type=socket.SOCK_STREAM
-        )[0]
-        sock = socket.socket(family, kind, proto)
-    except OSError as exc:
-        raise SpectopError(
-            f"--proxy cannot listen on {address.host} ({exc.strerror or exc})", PROXY_FIX
-        ) from None
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(sockaddr)
-    except OSError as exc:
-        sock.close()
-        raise SpectopError(
-            f"--proxy cannot listen on {address.host}:{address.port} ({exc.strerror or exc})",
-            "pick a free port: " + PROXY_FIX,
-        ) from None
-    return sock
-
-
-def check_port(address: ListenAddress) -> None:
-    """SpectopError now, before the dashboard starts, when the proxy could not listen there."""
-    bind(address).close()
 
 
 def _quiet() -> None:

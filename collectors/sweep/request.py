@@ -16,7 +16,6 @@ from collectors.meters.sampler import Sampler
 from collectors.sweep.arms import ArmSpec
 from collectors.sweep.events import SweepEvent
 from collectors.sweep.plan import ArmsPlan, SweepPlan
-from collectors.sweep.runner import run_sweep
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +44,9 @@ def run_request(
 ) -> Iterator[SweepEvent]:
     """The request's progress events: its arms plan when it has one, else the paired plan on its
     first two arms (plain and draft); one engine runs either."""
+    # the engine loads when a sweep starts: a dashboard's first frame does not wait for it
+    from collectors.sweep.runner import run_sweep
+
     plan = request.arms_plan or request.plan
     arms = request.arms if request.arms_plan else request.arms[:2]
     return run_sweep(plan, arms, sampler, results_root, should_stop, api_key)

@@ -38,6 +38,7 @@ import time
 import httpx
 import psutil
 
+from collectors.errors import SpectopError
 from collectors.launch.process import ServerProcess, free_port
 from collectors.requests.client import RequestSpec, stream_request
 from collectors.servers.llamacpp.launch import find_llama_server, llama_server_argv
@@ -48,14 +49,16 @@ WARMUP_S = 6.0  # imports, first frames, the meter's first readings: startup is 
 STREAMS, MAX_TOKENS = 2, 400
 
 
-def monitors(url: str, baseline_python: str | None = None) -> dict[str, list[str]]:
+def monitors(url: str, baseline_python: str | None = None, meter: str | None = None) -> dict[str, list[str]]:
     """Each monitor's command line, watching `url` once a second; None where it is not installed.
-    `baseline_python`: another checkout's interpreter, whose spectop runs beside this one (A/B)."""
+    `baseline_python`: another checkout's interpreter, whose spectop runs beside this one (A/B);
+    `meter`: the dashboard's and exporter's --meter (default: spectop's own default)."""
     spectop = [sys.executable, "-m", "tui"]
-    out = _spectops(url, spectop)
+    out = _spectops(url, spectop, meter)
     if baseline_python:
         out |= {
-            f"baseline {name}": argv for name, argv in _spectops(url, [baseline_python, "-m", "tui"]).items()
+            f"baseline {name}": argv
+            for name, argv in _spectops(url, [baseline_python, "-m", "tui"], meter).items()
         }
     llamastat = shutil.which("llamastat")
     if llamastat:
@@ -63,9 +66,10 @@ def monitors(url: str, baseline_python: str | None = None) -> dict[str, list[str
     return out
 
 
-def _spectops(url: str, spectop: list[str]) -> dict[str, list[str]]:
+def _spectops(url: str, spectop: list[str], meter: str | None) -> dict[str, list[str]]:
+    chosen = ["--meter", meter] if meter else []
     return {
-        "spectop dashboard (default meter)": [*spectop, "--server", url, "--interval", "1"],
+        "spectop dashboard (default meter)": [*spectop, "--server", url, "--interval", "1", *chosen],
         "spectop dashboard --meter none": [*spectop, "--server", url, "--interval", "1", "--meter", "none"],
         "spectop export (headless)": [
             *spectop,
@@ -76,6 +80,7 @@ def _spectops(url: str, spectop: list[str]) -> dict[str, list[str]]:
             "1",
             "--listen",
             f"127.0.0.1:{free_port()}",
+            *chosen,
         ],
     }
 
@@ -134,7 +139,7 @@ class Load:
     """STREAMS concurrent MAX_TOKENS-token streams in a loop, on a thread of this process."""
 
     def __init__(self, url: str) -> None:
-        self.url, self.tokens, self._stop = url, 0, threading.Event()
+        self.url, self.tokens, self.failures, self._stop = url, 0, 0, threading.Event()
         self._thread = threading.Thread(target=lambda: asyncio.run(self._run()), daemon=True)
 
     async def _run(self) -> None:
@@ -143,7 +148,12 @@ class Load:
             async def stream(i: int) -> None:
                 while not self._stop.is_set():
                     spec = RequestSpec(prompt=f"the power supply {i} of the chip", max_tokens=MAX_TOKENS)
-                    record = await stream_request(client, self.url, spec)
+                    try:
+                        record = await stream_request(client, self.url, spec)
+                    except SpectopError:  # one dropped stream must not end the load for every later round
+                        self.failures += 1
+                        await asyncio.sleep(0.2)
+                        continue
                     self.tokens += record.committed_tokens or 0
 
             await asyncio.gather(*(stream(i) for i in range(STREAMS)))
@@ -174,10 +184,15 @@ def start_server() -> ServerProcess:
 
 
 def one_round(
-    url: str, round_s: float, load: Load, only: set[str] | None, baseline_python: str | None
+    url: str,
+    round_s: float,
+    load: Load,
+    only: set[str] | None,
+    baseline_python: str | None,
+    meter: str | None = None,
 ) -> tuple[dict[str, float], float]:
     """CPU ticks per 60 s of each monitor over one round, and the load's tok/s meanwhile."""
-    chosen = monitors(url, baseline_python).items()
+    chosen = monitors(url, baseline_python, meter).items()
     running = [Monitor(name, argv) for name, argv in chosen if not only or name in only]
     try:
         time.sleep(WARMUP_S)
@@ -208,10 +223,14 @@ def main() -> None:
         "--baseline-python",
         help="another checkout's venv python: its spectop monitors run beside this one's, for A/B ratios",
     )
+    parser.add_argument(
+        "--meter",
+        help="the dashboard's and exporter's --meter, e.g. a DCGM page from `spectop demo --serve-only`",
+    )
     args = parser.parse_args()
     server = start_server()
     try:
-        names = monitors(server.url, args.baseline_python).keys()
+        names = monitors(server.url, args.baseline_python, args.meter).keys()
         wanted = [s.strip() for s in args.only.split(",") if s.strip()]
         only = {n for n in names if any(w in n for w in wanted)} if wanted else None
         results: dict[str, list[float]] = {}
@@ -219,7 +238,9 @@ def main() -> None:
         with Load(server.url) as load:
             time.sleep(3)  # the first streams are under way
             for i in range(args.rounds):
-                ticks, tok_s = one_round(server.url, args.round_s, load, only, args.baseline_python)
+                ticks, tok_s = one_round(
+                    server.url, args.round_s, load, only, args.baseline_python, args.meter
+                )
                 loads.append(tok_s)
                 for name, value in ticks.items():
                     results.setdefault(name, []).append(value)
@@ -229,7 +250,8 @@ def main() -> None:
     peer = next((statistics.median(v) for n, v in results.items() if n.startswith("llamastat")), None)
     print(
         f"\nCPU per 60 s, {args.rounds} rounds of {args.round_s:g} s, server under "
-        f"{STREAMS} x {MAX_TOKENS}-token streams (median {statistics.median(loads):.0f} tok/s), {COLS}x{ROWS}:"
+        f"{STREAMS} x {MAX_TOKENS}-token streams (median {statistics.median(loads):.0f} tok/s, "
+        f"{load.failures} streams dropped), {COLS}x{ROWS}:"
     )
     print(f"  {'monitor':<36} {'ticks/60 s':>10} {'% core':>7} {'÷ llamastat':>11}  rounds")
     for name, values in results.items():

@@ -11,7 +11,7 @@ import pytest
 
 from collectors.errors import SpectopError
 from collectors.launch.process import free_port
-from collectors.requests.proxy_server import ListenAddress, check_port, listen_address
+from collectors.requests.listen import ListenAddress, check_port, listen_address
 from collectors.servers.llamacpp.log import LoggedRequest
 from collectors.servers.server_log import TimedRequest
 from collectors.simulator.simulator import Simulator

@@ -25,7 +25,7 @@ from collectors.errors import SpectopError
 from collectors.export import json_forms
 from collectors.fmt import num, number_in
 from collectors.meters import METER_SPEC_HELP
-from collectors.requests.proxy_server import listen_address
+from collectors.requests.listen import listen_address
 
 DEFAULT_SERVER = "http://127.0.0.1:8080"
 SERVER_HELP = "base URL of llama-server, vLLM or SGLang"

@@ -20,9 +20,8 @@ from pathlib import Path
 from collectors.errors import SpectopError
 from collectors.launch import lifetime as server_lifetime
 from collectors.meters import sampling
-from collectors.recording.writer import Recorder
 from collectors.redact import secrets_in
-from collectors.requests.proxy_server import check_port
+from collectors.requests.listen import check_port
 from collectors.servers import check_url, registry
 from collectors.servers.auto import AutoCollector
 from tui.commands import _common as opts
@@ -127,6 +126,8 @@ def run_dashboard(
     with sampling(meter_spec) as sampler:
         recorder = None
         if record is not None:
+            from collectors.recording.writer import Recorder  # only when recording
+
             recorder = Recorder(
                 record,
                 server_url=settings.server_url,

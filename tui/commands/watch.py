@@ -18,7 +18,7 @@ from pathlib import Path
 from collectors.errors import SpectopError
 from collectors.launch.process import ServerProcess, is_void_draft
 from collectors.redact import scrub, secrets_in
-from collectors.requests.proxy_server import check_port
+from collectors.requests.listen import check_port
 from collectors.servers import registry
 from tui.commands import _common as opts
 from tui.commands import dashboard

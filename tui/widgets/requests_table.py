@@ -16,7 +16,6 @@ from collectors.energy.attribution import Attribution
 from collectors.fmt import MISSING, num, pct
 from collectors.requests.record import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
-from tui.widgets.request_detail import RequestDetail
 
 COLUMNS = (
     ("id", "id"),
@@ -196,6 +195,9 @@ class RequestsTable(DataTable):
         """Enter on a request's row: its detail; a slot's row has none."""
         known = self._record_cells.get(str(event.row_key.value))
         if known is not None:
+            # its plot library is loaded on the first Enter, not before the first frame
+            from tui.widgets.request_detail import RequestDetail
+
             self.app.push_screen(RequestDetail(known[0], known[1]))
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
