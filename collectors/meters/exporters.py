@@ -115,6 +115,8 @@ class ExporterMeter(_HttpMeter):
         self.source = kind
         self.kind = "DCGM exporter" if kind == "dcgm" else "node_exporter"
         self._pick = dcgm_series if kind == "dcgm" else node_rapl_series
+        self._families = (DCGM_ENERGY, DCGM_POWER) if kind == "dcgm" else ("node_rapl_",)
+        self._page, self._page_series = b"", list[Series]()
         super().__init__(url, "/metrics", client, min_interval_s, clock)
 
     def _open(self) -> MeterInfo:
@@ -135,9 +137,17 @@ class ExporterMeter(_HttpMeter):
         return _describe(self.source, first, self.url, period_s, self.options)
 
     def _scrape(self) -> list[Series]:
-        text = self._get(self.url).text
+        body = self._get(self.url).content
+        if body == self._page:  # an exporter between its collections serves the same page: not parsed again
+            return self._page_series
+        text = body.decode("utf-8", "replace")
         try:
-            return self._pick(list(promtext.samples(text)), self.host)
+            # only the power and energy lines are parsed (a GPU box's page is mostly other counters)
+            series = self._pick(list(promtext.samples(text, families=self._families)), self.host)
+            if not series:
+                promtext.parse(text)  # none there: say so only of a real metrics page, junk is junk
+            self._page, self._page_series = body, series
+            return series
         except ValueError as exc:
             raise MeterUnavailable(
                 f"{self.url} is not a Prometheus metrics page: {exc}", "point at the exporter's /metrics"

@@ -23,6 +23,7 @@ from collectors.meters.base import Meter, MeterInfo, MeterMethod, MeterReading
 SHORT_WINDOW_PERIODS = 10  # below this many sensor periods a window mostly measures sensor lag
 MAX_RATE_HZ = 10.0  # a power-only sensor is integrated at its own update period, at most this often
 COUNTER_RATE_HZ = 1.0  # an energy counter needs no integration: read where windows start and end
+MARK_NEAR_S = 0.05  # a reading this close to a window's end was taken for it (a mark beside a poll)
 
 
 def default_rate_hz(info: MeterInfo) -> float:
@@ -240,7 +241,8 @@ class Sampler:
         ts = [s.t_s for s in samples]
         # ends read within a sensor period (marks) are as exact as the sensor; else the schedule's
         # spacing blurs them too
-        marked = _read_near(ts, t0_s, info.update_period_s) and _read_near(ts, t1_s, info.update_period_s)
+        near_s = max(info.update_period_s, MARK_NEAR_S)
+        marked = _read_near(ts, t0_s, near_s) and _read_near(ts, t1_s, near_s)
         effective_s = info.update_period_s if marked else max(info.update_period_s, self.period_s)
         short = (t1_s - t0_s) < SHORT_WINDOW_PERIODS * effective_s * (
             1 - 1e-9

@@ -18,6 +18,7 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from prometheus_client.parser import text_string_to_metric_families
 
 from collectors import promtext
 from collectors.errors import SpectopError
@@ -174,6 +175,27 @@ def test_metrics_text(text):
         assert isinstance(exc, ValueError)  # what meters catch
         return
     assert all(isinstance(s.value, float) for rows in parsed.values() for s in rows)
+
+
+@SETTINGS
+@given(page=metrics_pages, pick=st.integers(min_value=1, max_value=3))
+def test_reading_some_families_gives_what_the_whole_page_gives_of_them(page, pick):
+    # a page read for some of its families (as a meter reads only power and energy) misses none of
+    # their samples and adds none
+    try:
+        families = [f.name for f in text_string_to_metric_families(page)]
+        whole = list(promtext.samples(page))
+    except Exception:  # junk: test_metrics_text holds what junk does
+        return
+    prefixes = tuple(families[::pick])
+    if not prefixes:
+        return
+
+    def seen(samples) -> list:
+        return [(s.name, dict(s.labels), repr(s.value)) for s in samples]  # repr: NaN equals NaN
+
+    wanted = seen(s for s in whole if s.name.startswith(prefixes))
+    assert seen(promtext.samples(page, families=prefixes)) == wanted
 
 
 @SETTINGS

@@ -133,10 +133,10 @@ def test_short_window_uses_the_slower_of_sensor_and_sampling():
     s = fed(*(MeterReading(t * 0.1, t) for t in range(200)), period_s=1.0)  # a 1 s average sensor
     assert s.energy_between(1.0, 9.9).short_window
     assert not s.energy_between(1.0, 11.0).short_window
-    fast = fed(*(MeterReading(t * 0.1, t) for t in range(40)), period_s=0.001)  # RAPL-like
-    # ends between readings are interpolated over the schedule's 0.1 s: 10 of those are needed
-    assert fast.energy_between(0.55, 1.45).short_window
-    assert not fast.energy_between(0.55, 1.65).short_window
+    fast = fed(*(MeterReading(t * 0.2, t) for t in range(40)), period_s=0.001)  # RAPL-like, read 5 Hz
+    # ends 0.1 s from any reading are interpolated: 10 of the schedule's 0.1 s periods are needed
+    assert fast.energy_between(0.1, 0.9).short_window
+    assert not fast.energy_between(0.1, 1.3).short_window
 
 
 def test_a_counter_window_with_read_ends_is_as_exact_as_the_sensor():
