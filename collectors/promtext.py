@@ -62,6 +62,24 @@ def only_families(text: str, prefixes: tuple[str, ...]) -> str:
     return "\n".join(kept) + "\n" if kept else ""
 
 
+def without_buckets(text: str, keep: tuple[str, ...] = ()) -> str:
+    """`text` without the `_bucket` lines of histograms other than `keep` (family names). They are
+    most of a serving engine's page (a vLLM page: 250 of 393 lines) and a dialect reads few of them;
+    the histograms' `_count` and `_sum` stay."""
+    kept = [
+        line
+        for line in text.split("\n")  # the format's only line end (a label value may hold a \r)
+        if not _bucket_of(line) or _bucket_of(line) in keep
+    ]
+    return "\n".join(kept)
+
+
+def _bucket_of(line: str) -> str:
+    """The histogram whose bucket `line` is, or ""."""
+    name = line.split("{", 1)[0].split(" ", 1)[0]
+    return name[: -len("_bucket")] if name.endswith("_bucket") and not line.startswith("#") else ""
+
+
 def parse(text: str) -> dict[str, list[Sample]]:
     """Samples grouped by their full name. Raises ValueError on junk."""
     by_name: dict[str, list[Sample]] = defaultdict(list)

@@ -57,16 +57,20 @@ def error_snapshot(url: str, backend: str, exc: Exception) -> ServerSnapshot:
     )
 
 
-def parse_metrics(text: str) -> dict[str, list[promtext.Sample]]:
-    """A /metrics page's samples by name, NaN and infinite ones left out; ValueError on junk."""
-    parsed = promtext.parse(text)
+def parse_metrics(text: str, buckets: tuple[str, ...] | None = None) -> dict[str, list[promtext.Sample]]:
+    """A /metrics page's samples by name, NaN and infinite ones left out; ValueError on junk. With
+    `buckets`, only those histograms' buckets are read (the rest are not parsed: a poll's cost)."""
+    parsed = promtext.parse(text if buckets is None else promtext.without_buckets(text, buckets))
     finite = {name: [s for s in rows if math.isfinite(s.value)] for name, rows in parsed.items()}
     return {name: rows for name, rows in finite.items() if rows}
 
 
-def read_metrics(resp: httpx.Response) -> tuple[dict[str, list[promtext.Sample]] | None, str]:
-    """(samples, "ok") of a /metrics page, or (None, why it could not be read)."""
+def read_metrics(
+    resp: httpx.Response, buckets: tuple[str, ...] | None = None
+) -> tuple[dict[str, list[promtext.Sample]] | None, str]:
+    """(samples, "ok") of a /metrics page, or (None, why it could not be read); `buckets`: as for
+    `parse_metrics`."""
     try:
-        return parse_metrics(resp.text), "ok"
+        return parse_metrics(resp.text, buckets), "ok"
     except ValueError as exc:
         return None, f"unreadable: {exc}"

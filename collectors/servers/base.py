@@ -207,6 +207,8 @@ class ServerCollector(DialectWire, DialectAdvice):
     health_endpoint: ClassVar[str] = "/health"
     load_endpoint: ClassVar[str | None] = None  # live running/waiting requests, where there is one
     has_window_counters: ClassVar[bool] = False  # `window_counters()` can bracket a sweep window
+    # the histograms whose buckets the dialect reads; a poll parses no other bucket lines
+    read_buckets: ClassVar[tuple[str, ...]] = ()
     # (path, HTTP status) -> what it means and how to fix it; 401 is always an API key
     http_hints: ClassVar[Mapping[tuple[str, int], str]] = {}
 

@@ -34,6 +34,7 @@ import tempfile
 import termios
 import threading
 import time
+from dataclasses import dataclass, replace
 
 import httpx
 import psutil
@@ -41,6 +42,7 @@ import psutil
 from collectors.errors import SpectopError
 from collectors.launch.process import ServerProcess, free_port
 from collectors.requests.client import RequestSpec, stream_request
+from collectors.servers import default_route
 from collectors.servers.llamacpp.launch import find_llama_server, llama_server_argv
 from collectors.servers.llamacpp.tinymodels import write_model_pair
 
@@ -49,10 +51,13 @@ WARMUP_S = 6.0  # imports, first frames, the meter's first readings: startup is 
 STREAMS, MAX_TOKENS = 2, 400
 
 
-def monitors(url: str, baseline_python: str | None = None, meter: str | None = None) -> dict[str, list[str]]:
+def monitors(
+    url: str, baseline_python: str | None = None, meter: str | None = None, peer: str = "llamastat"
+) -> dict[str, list[str]]:
     """Each monitor's command line, watching `url` once a second; None where it is not installed.
     `baseline_python`: another checkout's interpreter, whose spectop runs beside this one (A/B);
-    `meter`: the dashboard's and exporter's --meter (default: spectop's own default)."""
+    `meter`: the dashboard's and exporter's --meter (default: spectop's own default); `peer`: the
+    monitor a user of that server would pick instead (llamastat, vllmstat)."""
     spectop = [sys.executable, "-m", "tui"]
     out = _spectops(url, spectop, meter)
     if baseline_python:
@@ -60,9 +65,11 @@ def monitors(url: str, baseline_python: str | None = None, meter: str | None = N
             f"baseline {name}": argv
             for name, argv in _spectops(url, [baseline_python, "-m", "tui"], meter).items()
         }
-    llamastat = shutil.which("llamastat")
-    if llamastat:
+    llamastat, vllmstat = shutil.which("llamastat"), shutil.which("vllmstat")
+    if llamastat and peer == "llamastat":
         out["llamastat (TUI, -i 1)"] = [llamastat, "-u", url, "-i", "1"]
+    if vllmstat and peer == "vllmstat":
+        out["vllmstat (TUI, -i 1)"] = [vllmstat, "-u", url, "-i", "1", "--no-gpu"]
     return out
 
 
@@ -138,8 +145,9 @@ class Monitor:
 class Load:
     """STREAMS concurrent MAX_TOKENS-token streams in a loop, on a thread of this process."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, dialect: str | None = None) -> None:
         self.url, self.tokens, self.failures, self._stop = url, 0, 0, threading.Event()
+        self.dialect = dialect  # None: llama-server's native route
         self._thread = threading.Thread(target=lambda: asyncio.run(self._run()), daemon=True)
 
     async def _run(self) -> None:
@@ -148,6 +156,8 @@ class Load:
             async def stream(i: int) -> None:
                 while not self._stop.is_set():
                     spec = RequestSpec(prompt=f"the power supply {i} of the chip", max_tokens=MAX_TOKENS)
+                    if self.dialect:
+                        spec = replace(spec, route=default_route(self.dialect), dialect=self.dialect)
                     try:
                         record = await stream_request(client, self.url, spec)
                     except SpectopError:  # one dropped stream must not end the load for every later round
@@ -165,6 +175,29 @@ class Load:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join(120)
+
+
+@dataclass
+class Simulated:
+    """`spectop demo --serve-only --backend B`: its draft arm is the watched server, its DCGM page the meter."""
+
+    backend: str
+
+    def start(self) -> Simulated:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tui", "demo", "--serve-only", "--backend", self.backend],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        said = dict(self.proc.stdout.readline().split(" ", 1) for _ in range(3))
+        self.url, self.meter = said["draft"].strip(), "dcgm=" + said["meter"].strip()
+        return self
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGINT)
+        self.proc.wait(30)
 
 
 def start_server() -> ServerProcess:
@@ -190,9 +223,10 @@ def one_round(
     only: set[str] | None,
     baseline_python: str | None,
     meter: str | None = None,
+    peer: str = "llamastat",
 ) -> tuple[dict[str, float], float]:
     """CPU ticks per 60 s of each monitor over one round, and the load's tok/s meanwhile."""
-    chosen = monitors(url, baseline_python, meter).items()
+    chosen = monitors(url, baseline_python, meter, peer).items()
     running = [Monitor(name, argv) for name, argv in chosen if not only or name in only]
     try:
         time.sleep(WARMUP_S)
@@ -227,19 +261,27 @@ def main() -> None:
         "--meter",
         help="the dashboard's and exporter's --meter, e.g. a DCGM page from `spectop demo --serve-only`",
     )
+    parser.add_argument(
+        "--simulated",
+        choices=("vllm", "sglang"),
+        help="watch the simulator's draft arm of this backend (its DCGM page the meter, vllmstat the peer) "
+        "instead of a real llama-server",
+    )
     args = parser.parse_args()
-    server = start_server()
+    server = Simulated(args.simulated).start() if args.simulated else start_server()
+    peer_name = "vllmstat" if args.simulated else "llamastat"
+    meter = args.meter or getattr(server, "meter", None)
     try:
-        names = monitors(server.url, args.baseline_python, args.meter).keys()
+        names = monitors(server.url, args.baseline_python, meter, peer_name).keys()
         wanted = [s.strip() for s in args.only.split(",") if s.strip()]
         only = {n for n in names if any(w in n for w in wanted)} if wanted else None
         results: dict[str, list[float]] = {}
         loads: list[float] = []
-        with Load(server.url) as load:
+        with Load(server.url, args.simulated) as load:
             time.sleep(3)  # the first streams are under way
             for i in range(args.rounds):
                 ticks, tok_s = one_round(
-                    server.url, args.round_s, load, only, args.baseline_python, args.meter
+                    server.url, args.round_s, load, only, args.baseline_python, meter, peer_name
                 )
                 loads.append(tok_s)
                 for name, value in ticks.items():
@@ -247,13 +289,13 @@ def main() -> None:
                 print(f"round {i + 1}: {tok_s:.0f} tok/s  " + "  ".join(f"{v:.0f}" for v in ticks.values()))
     finally:
         server.stop()
-    peer = next((statistics.median(v) for n, v in results.items() if n.startswith("llamastat")), None)
+    peer = next((statistics.median(v) for n, v in results.items() if n.startswith(peer_name)), None)
     print(
         f"\nCPU per 60 s, {args.rounds} rounds of {args.round_s:g} s, server under "
         f"{STREAMS} x {MAX_TOKENS}-token streams (median {statistics.median(loads):.0f} tok/s, "
         f"{load.failures} streams dropped), {COLS}x{ROWS}:"
     )
-    print(f"  {'monitor':<36} {'ticks/60 s':>10} {'% core':>7} {'÷ llamastat':>11}  rounds")
+    print(f"  {'monitor':<36} {'ticks/60 s':>10} {'% core':>7} {'÷ ' + peer_name:>11}  rounds")
     for name, values in results.items():
         med = statistics.median(values)
         ratio = f"{med / peer:.2f}" if peer else "—"

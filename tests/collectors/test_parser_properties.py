@@ -199,6 +199,24 @@ def test_reading_some_families_gives_what_the_whole_page_gives_of_them(page, pic
 
 
 @SETTINGS
+@given(page=metrics_pages, keep_first=st.booleans())
+def test_a_page_read_without_buckets_loses_only_buckets(page, keep_first):
+    # a poll parses only the histogram buckets its dialect reads; every other sample is as before
+    try:
+        whole = [(s.name, dict(s.labels), repr(s.value)) for s in promtext.samples(page)]
+    except SpectopError:
+        return
+    buckets = sorted({name[: -len("_bucket")] for name, _, _ in whole if name.endswith("_bucket")})
+    keep = tuple(buckets[:1]) if keep_first else ()
+    wanted = [s for s in whole if not s[0].endswith("_bucket") or s[0][: -len("_bucket")] in keep]
+    read = [
+        (s.name, dict(s.labels), repr(s.value))
+        for s in promtext.samples(promtext.without_buckets(page, keep))
+    ]
+    assert read == wanted
+
+
+@SETTINGS
 @given(lines=st.lists(sse_lines, max_size=8), native=st.booleans())
 def test_stream_lines(lines, native):
     state = streams.StreamState()

@@ -262,10 +262,10 @@ class LlamaCppCollector(LlamaCppWire, LlamaCppAdvice, ServerCollector):
         else:
             raw.slots_status = self.http_problem(slots, "/slots")
         if metrics.status_code == 200:
-            first, raw.metrics_status = read_metrics(metrics)
+            first, raw.metrics_status = read_metrics(metrics, self.read_buckets)
             raw.metrics = first
             if again.status_code == 200:
-                raw.metrics, raw.metrics_status = read_metrics(again)
+                raw.metrics, raw.metrics_status = read_metrics(again, self.read_buckets)
             raw.process_start = metrics.headers.get("Process-Start-Time-Unix")
             # a request that finished between the two reads may be done in one and not the other
             raw.reads_agree = (

@@ -275,7 +275,7 @@ class SglangCollector(SglangWire, SglangAdvice, ServerCollector):
         if metrics.status_code != 200:
             raw.metrics_status = self.http_problem(metrics, "/metrics")
         else:
-            raw.metrics, raw.metrics_status = read_metrics(metrics)
+            raw.metrics, raw.metrics_status = read_metrics(metrics, self.read_buckets)
         return raw
 
     def derive(self, prev: RawPoll | None, raw: RawPoll) -> ServerSnapshot:

@@ -277,7 +277,7 @@ class VllmCollector(VllmWire, VllmAdvice, ServerCollector):
         if metrics.status_code != 200:
             raw.metrics_status = self.http_problem(metrics, "/metrics")
             return raw
-        raw.metrics, raw.metrics_status = read_metrics(metrics)
+        raw.metrics, raw.metrics_status = read_metrics(metrics, self.read_buckets)
         if raw.metrics is None:
             return raw
         if not stats_on(raw):
