@@ -27,22 +27,15 @@ MARK_NEAR_S = 0.05  # a reading this close to a window's end was taken for it (a
 
 
 def default_rate_hz(info: MeterInfo) -> float:
-    """How often a meter is read on the sampler's schedule when nobody asks otherwise.
-
-    A meter that keeps an energy counter (NVML's total energy, RAPL, DCGM's or node_exporter's
-    joules) is exact at any read: its windows get exact ends from `Sampler.mark` (at each poll, at
-    each sweep point's first send and last token), and the schedule only feeds the power history,
-    once a second like the poll. A power-only meter is integrated, so it is read at its own update
-    period (at most 10 Hz). The CPU-load estimate stays at 10 Hz: its model is cubic in the load, so
-    a coarser read would change its figures.
-    """
+    """How often the schedule reads a meter unless told. An energy counter (NVML's, RAPL, DCGM's or
+    node_exporter's joules) is exact at any read: its windows get their ends from `Sampler.mark` (at
+    each poll, a sweep point's first send and last token), and the schedule only feeds the power
+    history, once a second like the poll. A power-only meter is integrated at its own update period
+    (at most 10 Hz); the CPU-load estimate stays at 10 Hz (its model is cubic in the load)."""
     if info.method == "counter":
         return COUNTER_RATE_HZ
-    return (
-        min(MAX_RATE_HZ, max(COUNTER_RATE_HZ, 1.0 / info.update_period_s))
-        if info.update_period_s > 0
-        else MAX_RATE_HZ
-    )
+    sensor_hz = 1.0 / info.update_period_s if info.update_period_s > 0 else MAX_RATE_HZ
+    return min(MAX_RATE_HZ, max(COUNTER_RATE_HZ, sensor_hz))
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +98,7 @@ class Sampler:
         self._thread: threading.Thread | None = None
         self._offset_j = 0.0
         self.ticks = 0
+        self._marked_s = -math.inf  # when `mark` last read the meter
         self.failed_ticks = 0
         self.decreases = 0  # readings that went backwards and were held level
         self.last_error: str | None = None
@@ -133,7 +127,9 @@ class Sampler:
     def _run(self) -> None:
         next_t = self._clock()
         while not self._stop.is_set():
-            self.tick()
+            # a mark (a poll's) read the meter within half a period: the schedule has nothing to add
+            if self._clock() - self._marked_s >= self.period_s / 2:
+                self.tick()
             # Schedule from the previous target, not from now, so the rate does not drift; after a
             # stall (slow read, suspended machine) skip the missed ticks instead of bursting.
             next_t += self.period_s
@@ -151,7 +147,8 @@ class Sampler:
     def mark(self) -> MeterReading | None:
         """Read the meter now, outside the schedule: a window that starts or ends at a mark has an
         exact boundary on a counter meter instead of one interpolated between ticks."""
-        return self.tick()
+        reading, self._marked_s = self.tick(), self._clock()  # the tick first: left to right
+        return reading
 
     def tick(self) -> MeterReading | None:
         """Take one reading now (the thread calls this; tests may too). None when the read failed."""
