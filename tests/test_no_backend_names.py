@@ -33,7 +33,6 @@ ALLOWED = {
     "collectors/http.py": "NOT_A_SERVER lists the servers spectop reads; servers/ imports http.py, so it "
     "cannot ask the registry (test_not_a_server_names_every_dialect keeps the two in step)",
     "collectors/export/series.py": "the exporter's HELP text says which engines report a series",
-    "tui/widgets/sweep_dialog.py": "the draft field's placeholder example (a widget: left to the App's rework)",
 }
 
 

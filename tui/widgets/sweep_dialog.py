@@ -23,6 +23,7 @@ from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
 from collectors.errors import SpectopError
 from collectors.redact import redact_command, restore
+from collectors.servers import registry
 from collectors.sweep.arms import make_arms
 from collectors.sweep.named_arms import make_named_arms
 from collectors.sweep.plan import ArmsPlan, SweepPlan, parse_batches
@@ -33,7 +34,7 @@ from collectors.sweep.summary import summarize_saved
 CLASSES = "code,prose,edit"  # seed 001's three classes, one multi-arm sweep
 
 PLAIN_HINT = "http://…, a command, or blank to derive from the draft command"
-DRAFT_HINT = "http://… or llama-server -m … -md … --spec-type draft-simple"
+DRAFT_HINT = f"http://… or {registry.example_draft_command()}"  # the dialects' own example
 
 
 def arm_field(url: str | None, cmd: str | None) -> str:
