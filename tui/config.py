@@ -45,6 +45,7 @@ class Settings:
     server_log: str | None = None  # a llama-server log file to follow, or "-" (a pipe on stdin)
     server_log_fd: int | None = None  # the pipe's descriptor, once stdin is the terminal again
     proxy: ListenAddress | None = None  # --proxy: where the capture proxy listens
+    server_argv: tuple[str, ...] = ()  # the command spectop started the watched server with (watch)
     poll: bool = True  # off in snapshot tests: data then only arrives as posted messages
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from collectors.live.verdict import void_warning
+from collectors.live.verdict import void_warning, with_void
 from tui.config import Settings
 from tui.fleet import Fleet
 from tui.screens.dashboard import DashboardScreen
@@ -28,12 +28,24 @@ class LivePainter:
         self.painted_s: float | None = None  # when power and energy were last repainted
         self.stale = False  # the state holds readings the power and energy panels do not show yet
         self.log_state: tuple[str, bool] | None = None  # the server log's reader (--server-log)
+        self.warned: str | None = None  # the void-draft warning last told in a notification
+
+    def void(self) -> str | None:
+        """The shown server's void-draft warning, if it has one."""
+        s = self.settings
+        launched = s.server_argv if self.fleet.watched.url.rstrip("/") == s.server_url.rstrip("/") else ()
+        return void_warning(
+            self.fleet.watched.url, s.draft_url, s.draft_cmd, self.fleet.state.latest, launched
+        )
 
     def show_sources(self, screen: DashboardScreen) -> str | None:
         """The source bar; returns the void-draft warning, which the drafting panel shows too."""
-        s, state = self.settings, self.fleet.state
-        warning = void_warning(self.fleet.watched.url, s.draft_url, s.draft_cmd, state.latest)
+        state = self.fleet.state
+        warning = self.void()
         screen.show_sources(state.latest, self.fleet.meter_error, state.paused, warning, self.log_state)
+        if warning and warning != self.warned:  # told once inside the dashboard, where it is seen
+            screen.notify(warning, title="drafting", severity="error", timeout=30, markup=False)
+        self.warned = warning
         return warning
 
     def due(self) -> bool:
@@ -48,7 +60,7 @@ class LivePainter:
         state = self.fleet.state
         power_w = state.power_w[-1] if state.power_w else None
         screen.show_power(power_w, state.ledger.idle_w(), state.power_w, self.fleet.meter_error)
-        screen.show_energy(self.fleet.energy())
+        screen.show_energy(with_void(self.fleet.energy(), self.void()))
         self.show_fleet(screen)
 
     def show_fleet(self, screen: DashboardScreen) -> None:

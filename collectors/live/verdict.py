@@ -10,8 +10,8 @@ not draft is told what drafting would do there instead; only the sweep's trustwo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from collectors.launch.process import url_from_argv
@@ -37,6 +37,7 @@ class LiveEnergy:
     verdict: str
     reading: Verdict | None = None  # the rule's reading of drafting now, which colours the verdict
     net_problem: str | None = None  # why there is no net figure (the window is below the idle baseline)
+    void: bool = False  # a draft is configured and nothing is drafted: the verdict is that, in red
 
 
 def live_energy(
@@ -127,21 +128,41 @@ def curve_ratio_at(summary: Summary | Mapping[str, Any], batch: float) -> float 
     return at_batch([(t.batch, t.energy_ratio) for t in record.rows if t.energy_ratio and t.trusted], batch)
 
 
+VOID_LOADED = (
+    "VOID: the draft model is loaded with -md but --spec-type is missing, so nothing is "
+    "drafted (add --spec-type draft-simple)"
+)
+
+
 def void_warning(
-    server_url: str, draft_url: str | None, draft_cmd: str | None, snapshot: ServerSnapshot | None
+    server_url: str,
+    draft_url: str | None,
+    draft_cmd: str | None,
+    snapshot: ServerSnapshot | None,
+    launched: Sequence[str] = (),
 ) -> str | None:
-    """A draft configured for the watched server, but nothing drafted: say so loudly."""
+    """A draft configured for the watched server, but nothing drafted: say so loudly.
+
+    `launched` is the command spectop started the watched server with (`spectop watch`): over HTTP a
+    draft loaded and never used looks exactly like no draft, so only the command can tell.
+    """
     url = server_url.rstrip("/")
+    if launched and is_void_draft(launched):
+        return VOID_LOADED
     if draft_cmd:
         argv = split_command(draft_cmd)
         if url_from_argv(argv) == url and is_void_draft(argv):
-            return (
-                "VOID: the draft model is loaded with -md but --spec-type is missing, so nothing is "
-                "drafted (add --spec-type draft-simple)"
-            )
+            return VOID_LOADED
     is_draft_arm = (draft_url and draft_url.rstrip("/") == url) or (
         draft_cmd and url_from_argv(split_command(draft_cmd)) == url
     )
     if is_draft_arm and snapshot is not None and snapshot.drafting is False:
         return f"VOID: this server is the draft arm but drafts nothing ({registry.hints('void_draft_hint')})"
     return None
+
+
+def with_void(energy: LiveEnergy, warning: str | None) -> LiveEnergy:
+    """The live energy of a server whose draft is void: its verdict is the void, not "does not draft"."""
+    if warning is None:
+        return energy
+    return replace(energy, verdict="VOID: a draft is loaded, nothing drafted", reading=None, void=True)

@@ -1,8 +1,9 @@
 """`spectop watch -- llama-server -m … [-md …]`: start a server, watch it and its log, stop it on exit.
 
 Pitfalls handled: the server command is an argv list after `--`, never a shell line; a draft model
-loaded without `--spec-type` (it is never used: collectors/launch/specflags.py) is said on the command
-line before the server starts, so before its first request, not only once a poll shows it; the
+loaded without `--spec-type` (it is never used: collectors/launch/specflags.py) looks over HTTP exactly
+like no draft, so the command goes to the dashboard, which shows the red VOID from its first paint
+and says why in a notification (a line printed before the dashboard would be hidden by it); the
 server's stdout and stderr go to a log file spectop keeps, which the dashboard follows like
 `--server-log`; the server is stopped however the dashboard ends (collectors/launch/process.py), and a
 server that fails to start ends with its log's last lines, never a traceback.
@@ -16,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from collectors.errors import SpectopError
-from collectors.launch.process import ServerProcess, is_void_draft
+from collectors.launch.process import ServerProcess
 from collectors.redact import scrub, secrets_in
 from collectors.requests.listen import check_port
 from collectors.servers import registry
@@ -30,10 +31,6 @@ DESCRIPTION = (
     "Start the server command given after --, follow its log (every request it serves: tokens, "
     "drafted, accepted, energy) and poll it in the dashboard; the server stops when spectop does. "
     "Example: spectop watch -- llama-server -m target.gguf -md draft.gguf --spec-type draft-simple"
-)
-VOID_DRAFT = (
-    "warning: the draft model is loaded with -md but --spec-type is missing, so nothing will be "
-    "drafted (add --spec-type draft-simple)"
 )
 
 
@@ -55,9 +52,7 @@ def server_argv(args: argparse.Namespace) -> list[str]:
 
 
 def start_server(argv: list[str], log_dir: Path | None = None) -> ServerProcess:
-    """Warn about a void draft, then start the server with its log in a file (health-waited)."""
-    if is_void_draft(argv):
-        print(f"spectop: {VOID_DRAFT}", file=sys.stderr, flush=True)
+    """Start the server with its log in a file (health-waited)."""
     directory = log_dir or Path(tempfile.mkdtemp(prefix="spectop-watch-"))
     log_path = directory / "server.log"
     log_path.touch()  # followed from its end: created before the server writes
@@ -76,6 +71,7 @@ def watch_settings(server: ServerProcess, args: argparse.Namespace) -> Settings:
         server_log=str(server.log_path),
         proxy=args.proxy,
         title=f"spectop watch {Path(server.argv[0]).name}",
+        server_argv=tuple(server.argv),
     )
 
 

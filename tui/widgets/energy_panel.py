@@ -27,5 +27,5 @@ class EnergyPanel(Panel):
             if view.net_problem
             else line(num(view.net_mj_per_token, ".0f", " mJ/tok"), ("  net of idle", "dim")),
             line((window, "dim")),
-            Text(view.verdict, style=verdict_style(view.reading)),
+            Text(view.verdict, style="bold red" if view.void else verdict_style(view.reading)),
         ]

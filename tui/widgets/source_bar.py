@@ -77,6 +77,8 @@ class SourceBar(Static):
             False: ("not drafting", "dim"),
             None: ("drafting unknown", "dim"),
         }[s.drafting]
+        if v.void_warning and not s.drafting:  # a draft configured and nothing drafted is no plain server
+            drafting = ("VOID", "bold red")
         return line(
             (state, "bold yellow"),
             (f"● {s.status} ", status_style),

@@ -8,6 +8,7 @@ import pytest
 
 from collectors.live.accounting import LiveLedger
 from collectors.live.verdict import (
+    VOID_LOADED,
     LiveEnergy,
     change,
     curve_at,
@@ -182,3 +183,20 @@ def test_void_warning_words_and_urls():
     assert (
         void_warning(URL, None, "llama-server -m t.gguf -md d.gguf --spec-type x --port 9090", snap) is None
     )
+
+
+@pytest.mark.parametrize(
+    ("launched", "void"),
+    [
+        (("llama-server", "-m", "t.gguf", "-md", "d.gguf"), True),  # -md alone: loaded, never used
+        (("llama-server", "-m", "t.gguf", "-md", "d.gguf", "--spec-type", "draft-simple"), False),
+        (("llama-server", "-m", "t.gguf"), False),
+        ((), False),  # not started by spectop: the server's pages cannot tell
+    ],
+)
+def test_void_warning_of_the_command_spectop_started(launched, void):
+    # llama-server with -md and no --spec-type answers exactly like a plain one (drafting False),
+    # so only the command it was started with tells them apart (tests/data/llama-server/README.md)
+    snap = ServerSnapshot(url=URL, backend="llama.cpp", taken_at_s=1.0, status="ok", drafting=False)
+    warning = void_warning(URL, None, None, snap, launched)
+    assert warning == (VOID_LOADED if void else None)
