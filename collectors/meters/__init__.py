@@ -8,7 +8,6 @@ libraries may be missing (pynvml, amdsmi) import them only when opened.
 from collectors.meters.base import MeterInfo, MeterReading
 from collectors.meters.sampler import Sampler
 from collectors.meters.specs import (
-    METER_SPEC_HELP,
     choose_meter,
     describe_meters,
     open_meter,
@@ -17,7 +16,6 @@ from collectors.meters.specs import (
 )
 
 __all__ = [
-    "METER_SPEC_HELP",
     "MeterInfo",
     "MeterReading",
     "Sampler",

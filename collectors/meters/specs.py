@@ -145,7 +145,6 @@ METER_SPECS: tuple[tuple[str, str], ...] = (
     *((m.name + m.argument, m.description) for m in METERS),
     ("none", "no meter: energy figures are left out"),
 )
-METER_SPEC_HELP = "power meter: " + "; ".join(f"{s} = {d}" for s, d in METER_SPECS) + " (default: auto)"
 _VALID = ", ".join(s for s, _ in METER_SPECS)
 
 

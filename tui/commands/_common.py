@@ -24,11 +24,14 @@ from rich.markup import escape
 from collectors.errors import SpectopError
 from collectors.export import json_forms
 from collectors.fmt import num, number_in
-from collectors.meters import METER_SPEC_HELP
 from collectors.requests.listen import listen_address
 
 DEFAULT_SERVER = "http://127.0.0.1:8080"
 SERVER_HELP = "base URL of llama-server, vLLM or SGLang"
+METER_HELP = "power meter (default auto); every SPEC and what it reads: spectop help meters"
+METERS_HELP = (
+    "power meter (default auto), once for all servers or one per --server; every SPEC: spectop help meters"
+)
 
 
 def add_server_option(parser: argparse.ArgumentParser, *, optional: bool = False) -> None:
@@ -71,7 +74,7 @@ def add_meters_option(parser: argparse.ArgumentParser) -> None:
         action=Repeated,
         default=["auto"],
         metavar="SPEC",
-        help=f"{METER_SPEC_HELP}; once for all servers (shared: energy split by tokens) or once per server",
+        help=METERS_HELP,
     )
 
 
@@ -100,7 +103,7 @@ def api_key(args: argparse.Namespace) -> str | None:
 
 
 def add_meter_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--meter", default="auto", metavar="SPEC", help=METER_SPEC_HELP)
+    parser.add_argument("--meter", default="auto", metavar="SPEC", help=METER_HELP)
 
 
 def add_json_option(parser: argparse.ArgumentParser) -> None:
