@@ -165,4 +165,4 @@ def with_void(energy: LiveEnergy, warning: str | None) -> LiveEnergy:
     """The live energy of a server whose draft is void: its verdict is the void, not "does not draft"."""
     if warning is None:
         return energy
-    return replace(energy, verdict="VOID: a draft is loaded, nothing drafted", reading=None, void=True)
+    return replace(energy, verdict="VOID: a draft is configured, nothing drafted", reading=None, void=True)

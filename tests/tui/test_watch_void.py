@@ -66,7 +66,7 @@ def styles_of(widget, word: str) -> list[str]:
 async def test_watch_of_a_void_draft_says_void_in_red_inside_the_dashboard(tmp_path: Path) -> None:
     with serving(void_server) as url:
         app = watched_app(url, tmp_path, "-md", "draft.gguf")
-        async with app.run_test(size=(120, 40)) as pilot:
+        async with app.run_test(size=(120, 40), notifications=True) as pilot:
             bar = app.query_one(SourceBar)
             await wait_until(
                 pilot, lambda: bar.view and bar.view.snapshot and app.query_one("#drafting").view
@@ -78,21 +78,23 @@ async def test_watch_of_a_void_draft_says_void_in_red_inside_the_dashboard(tmp_p
             assert "⚠ VOID: the draft model is loaded with -md but --spec-type is missing" in top
             assert styles_of(bar, "VOID") == ["red", "red"]  # the drafting state and the warning line
             energy = " ".join(text_of(app.query_one("#energy").query_one(".body")).split())
-            assert "VOID: a draft is loaded, nothing drafted" in energy and "does not draft" not in energy
+            assert "VOID: a draft is configured, nothing drafted" in energy and "does not draft" not in energy
             assert styles_of(app.query_one("#energy").query_one(".body"), "VOID") == ["red"]
             assert app.query_one("#drafting").has_class("-failed")
-            told = [n.message for n in app._notifications]
+            await wait_until(pilot, lambda: app.screen.query("Toast"))
+            told = [" ".join(text_of(toast).split()) for toast in app.screen.query("Toast")]
             assert told == [
-                "VOID: the draft model is loaded with -md but --spec-type is missing, so nothing is "
-                "drafted (add --spec-type draft-simple)"
+                "drafting VOID: the draft model is loaded with -md but --spec-type is missing, so nothing "
+                "is drafted (add --spec-type draft-simple)"
             ]
 
 
 async def test_watch_of_the_same_server_without_a_draft_says_not_drafting(tmp_path: Path) -> None:
     with serving(void_server) as url:
         app = watched_app(url, tmp_path)
-        async with app.run_test(size=(120, 40)) as pilot:
+        async with app.run_test(size=(120, 40), notifications=True) as pilot:
             bar = app.query_one(SourceBar)
             await wait_until(pilot, lambda: bar.view and bar.view.snapshot)
             assert "not drafting" in text_of(bar) and "VOID" not in text_of(bar)
-            assert not list(app._notifications)
+            await pilot.pause(0.3)  # a notification would have come with the first poll
+            assert not app.screen.query("Toast")
