@@ -56,6 +56,7 @@ def snapshot_dict(snap: ServerSnapshot) -> dict[str, Any]:
     """Everything the dashboard shows of a server, plus the derived drafting figures."""
     body = asdict(snap)
     body.pop("taken_at_s")
+    body.pop("latency_counters")  # lifetime buckets: only their window deltas mean something
     body["per_position_total"] = list(snap.per_position_total)
     body["window_per_position"] = list(snap.window_per_position)
     body["busy_slot_tokens"] = [list(pair) for pair in snap.busy_slot_tokens]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
+from collectors.servers.latency import ServerLatency, window_latency
 from collectors.servers.snapshot import ServerSnapshot
 
 
@@ -76,3 +77,25 @@ def _window_positions(polls: Sequence[ServerSnapshot]) -> tuple[int, ...]:
     if any(s.window_accepted and not s.window_per_position for s in polls):
         return ()
     return _add_positions([s.window_per_position for s in polls])
+
+
+def rolling_latency(
+    snapshots: Sequence[ServerSnapshot], window_s: float, since_s: float = float("-inf")
+) -> ServerLatency | None:
+    """The server's latency, cache and finish reasons between the first and the last poll of the
+    last `window_s` (histogram bucket deltas, collectors/servers/latency.py).
+
+    Polls before the latest restart or `since_s` (a sweep's traffic) are left out; None when the
+    server exports no such counters or fewer than two polls remain.
+    """
+    if not snapshots or snapshots[-1].latency_counters is None:
+        return None
+    start_s = max(since_s, snapshots[-1].taken_at_s - window_s)
+    polls = [s for s in snapshots if s.ok and s.latency_counters is not None and s.taken_at_s >= start_s]
+    restarts = [i for i, s in enumerate(polls) if s.restarted]
+    polls = polls[restarts[-1] :] if restarts else polls
+    if len(polls) < 2:
+        return None
+    first, last = polls[0], polls[-1]
+    assert first.latency_counters is not None and last.latency_counters is not None  # kept above
+    return window_latency(first.latency_counters, last.latency_counters, last.taken_at_s - first.taken_at_s)

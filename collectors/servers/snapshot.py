@@ -20,6 +20,7 @@ from dataclasses import dataclass, fields
 
 from collectors.energy import ledger
 from collectors.fmt import printable
+from collectors.servers.latency import LatencyCounters
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +73,8 @@ class ServerSnapshot:
     spec_num_steps: int | None = None  # SGLang: the active speculative_num_steps
     idle_s_total: float | None = None  # SGLang: seconds its scheduler had no work, since start
     itl_observations_total: int | None = None  # SGLang: inter-token latencies observed (live)
+    # the server's own latency histograms, cache and finish counters, cumulative (servers/latency.py)
+    latency_counters: LatencyCounters | None = None
     metrics_status: str = "ok"  # or why /metrics is unavailable and how to enable it
     slots_status: str = "ok"
 

@@ -31,22 +31,15 @@ from collectors.simulator.tasks import StepPlan, Task
 DECODE_LOG_INTERVAL = 40  # srt/observability get_observability().decode_log_interval default
 SCHEDULER = ("engine_type", "model_name", "moe_ep_rank", "pp_rank", "tp_rank")
 TOKENIZER = ("engine_type", "model_name")
-LATENCY_BUCKETS: tuple[float, ...] = (
-    0.1,
-    0.25,
-    0.5,
-    0.75,
-    1.0,
-    2.0,
-    4.0,
-    6.0,
-    8.0,
-    10.0,
-    20.0,
-    40.0,
-    60.0,
-    80.0,
+# metrics_collector.py (0.5.23) :1965-2037, the defaults without --bucket-* flags, and :841-882
+# fmt: off
+TTFT_BUCKETS: tuple[float, ...] = (0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400)
+E2E_BUCKETS: tuple[float, ...] = (*TTFT_BUCKETS, 600, 1200, 1800, 2400)
+QUEUE_BUCKETS: tuple[float, ...] = (
+    0.0, 0.001, 0.005, 0.01, 0.05, 0.1, 0.2, 0.5, 1, 2, 3, 4, 5, 10, 15, 20, 30, 40, 50, 60, 70, 80, 90,
+    100, 200, 300, 400, 500, 600, 700, 800, 900, 1000, 1200, 1400, 1600, 1800, 2000, 2500, 3000,
 )
+# fmt: on
 ITL_BUCKETS: tuple[float, ...] = (
     0.002,
     0.004,
@@ -139,7 +132,7 @@ class SglangMetrics:
         ).labels(*tok)
         self.ttft = Histogram(
             "sglang:time_to_first_token_seconds", "Histogram of time to first token in seconds.",
-            [*TOKENIZER, "is_streaming"], buckets=LATENCY_BUCKETS, registry=reg,
+            [*TOKENIZER, "is_streaming"], buckets=TTFT_BUCKETS, registry=reg,
         )  # fmt: skip
         self.itl = Histogram(
             "sglang:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.",
@@ -147,8 +140,25 @@ class SglangMetrics:
         ).labels(*tok)  # fmt: skip
         self.e2e = Histogram(
             "sglang:e2e_request_latency_seconds", "Histogram of End-to-end request latency in seconds",
-            [*TOKENIZER, "is_streaming"], buckets=LATENCY_BUCKETS, registry=reg,
+            [*TOKENIZER, "is_streaming"], buckets=E2E_BUCKETS, registry=reg,
         )  # fmt: skip
+        self.tpot = Histogram(
+            "sglang:request_time_per_output_token_seconds",
+            "Per-request TPOT in seconds: (finished_time - first_token_time) / (completion_tokens - 1).",
+            [*TOKENIZER, "is_streaming"], buckets=ITL_BUCKETS, registry=reg,
+        )  # fmt: skip
+        self.queue = Histogram(
+            "sglang:queue_time_seconds", "Histogram of queueing time in seconds.",
+            SCHEDULER, buckets=QUEUE_BUCKETS, registry=reg,
+        ).labels(*sched)  # fmt: skip
+        # created on a request's first cached token, as SGLang's labelled counter is (:2114-2134)
+        self.cached = Counter(
+            "sglang:cached_tokens", "Number of cached prompt tokens by source (device/host/storage).",
+            [*TOKENIZER, "cache_source"], registry=reg,
+        )  # fmt: skip
+        self.aborted = Counter(
+            "sglang:num_aborted_requests", "Number of requests aborted.", TOKENIZER, registry=reg
+        ).labels(*tok)
         self._tok = tok
         self._decode_iterations = 0
         self._interval = [0, 0, 0, 0]  # decode tokens, forward passes, accept tokens, correct drafts
@@ -170,6 +180,7 @@ class SglangMetrics:
                 if task.n_decoded == 0:
                     self.realtime["prefill_compute"].inc(task.n_processed)
                     self.realtime["prefill_cache"].inc(task.n_cached)
+                    self.queue.observe(task.t_start - task.t_submit)
                     self.ttft.labels(*self._tok, self._streaming(task)).observe(now - task.t_submit)
                     continue
                 decoding += 1
@@ -212,8 +223,16 @@ class SglangMetrics:
             self.generated.labels(*self._tok, streaming).inc(task.n_decoded)
             if self.spec and task.n_decoded > 1:
                 self.verify.inc(task.n_decoded - 1 - task.draft_accepted)  # one verify per decode step
+            if task.n_cached:
+                self.cached.labels(*self._tok, "device").inc(task.n_cached)
+            if stop_type == "none":  # the client went away: SGLang counts the abort it sends
+                self.aborted.inc()
             if task.n_decoded:
                 self.e2e.labels(*self._tok, streaming).observe(task.t_gen_last - task.t_submit)
+            # TPOT for stop and length finishes only (tokenizer_manager.py:3279-3284)
+            if task.n_decoded > 1 and stop_type != "none":
+                tpot_s = (task.t_gen_last - task.t_prompt_done) / (task.n_decoded - 1)
+                self.tpot.labels(*self._tok, streaming).observe(tpot_s)
 
     def page(self, queued: int, token_usage: float) -> bytes:
         with self._lock:

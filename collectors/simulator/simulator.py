@@ -14,6 +14,7 @@ from collectors.simulator.engine import Engine
 from collectors.simulator.llama_http import LlamaServer
 from collectors.simulator.loopback import LoopbackServer
 from collectors.simulator.profiles import DraftShape, Profile, get_profile
+from collectors.simulator.request_log import RequestLog
 from collectors.simulator.tasks import LiveView
 
 
@@ -90,6 +91,8 @@ class Simulator:
                 kind: dialect_stats(backend, self.profile, kind, n_ctx, dp, per_request_spec)
                 for kind in ("plain", "draft")
             }
+        # each arm's finished requests with their raw times: what a test holds the pages against
+        self.request_logs = {kind: RequestLog() for kind in ("plain", "draft")}
         self.plain, self.draft = (
             Engine(
                 kind,
@@ -100,7 +103,7 @@ class Simulator:
                 seed=seed,
                 noise=noise,
                 clock=clock,
-                observers=[self._stats[kind]] if kind in self._stats else [],
+                observers=[*([self._stats[kind]] if kind in self._stats else []), self.request_logs[kind]],
             )
             for kind in ("plain", "draft")
         )

@@ -159,6 +159,13 @@ class VllmMetrics:
             "vllm:prompt_tokens_cached", "Number of cached prompt tokens (local + external)."
         )
         self.generated = counter("vllm:generation_tokens", "Number of generation tokens processed.")
+        # loggers.py (0.11.0) :258-272: tokens looked up in the prefix cache and tokens found there
+        self.cache_queries = counter(
+            "vllm:prefix_cache_queries", "Prefix cache queries, in terms of number of queried tokens."
+        )
+        self.cache_hits = counter(
+            "vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens."
+        )
         self.success = Counter(
             "vllm:request_success", "Count of successfully processed requests.", [*LABELS, "finished_reason"],
             registry=reg,
@@ -222,6 +229,8 @@ class VllmMetrics:
                 if task.n_decoded == 0:  # the prefill step: its prompt and its first token
                     self.prompt.inc(task.n_prompt)
                     self.cached.inc(task.n_cached)
+                    self.cache_queries.inc(task.n_prompt)
+                    self.cache_hits.inc(task.n_cached)
                     step_tokens += task.n_processed
                     self.ttft.observe(now - task.t_submit)
                 else:

@@ -43,6 +43,7 @@ from collectors.servers.base import (
     RawPoll as BaseRawPoll,
 )
 from collectors.servers.sglang import accept as sglang_accept
+from collectors.servers.sglang import latency as sglang_latency
 from collectors.servers.sglang import pages as sglang_json
 from collectors.servers.sglang.advice import SglangAdvice
 from collectors.servers.sglang.snapshot import SglangSnapshot
@@ -161,6 +162,7 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> SglangSnapshot:
         tokens_predicted_total=series.as_int(series.total(cur.metrics, GENERATED)),
         steps_total=series.as_int(series.total(cur.metrics, VERIFY_CALLS)),
         **engine_state.sglang(cur.metrics),
+        latency_counters=sglang_latency.read(cur.metrics),
         metrics_status=cur.metrics_status,
         slots_status=cur.loads_status,
         accept_rate_gauge=accepted_share,

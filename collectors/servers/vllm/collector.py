@@ -39,6 +39,7 @@ from collectors.servers.base import RawPoll as BaseRawPoll
 from collectors.servers.shapes import INT, member
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.servers.vllm import dp as vllm_dp
+from collectors.servers.vllm import latency as vllm_latency
 from collectors.servers.vllm import v0 as vllm_v0
 from collectors.servers.vllm.advice import VllmAdvice
 from collectors.servers.vllm.stream import VllmWire
@@ -58,6 +59,8 @@ STEP_LATENCY = ("vllm:inter_token_latency_seconds_count", "vllm:time_per_output_
 COUNTERS = (GENERATED, DRAFTS, DRAFT_TOKENS, ACCEPTED, PER_POSITION, "vllm:prompt_tokens_total")
 # engine series every V1 (and V0) server registers unless --disable-log-stats
 ENGINE_SERIES = (RUNNING, GENERATED, STEPS_HISTOGRAM, *STEP_LATENCY)
+SLOTS_UNKNOWN = "unknown: vLLM reports running requests on /metrics only"
+UNHEALTHY = "the engine is not healthy"
 STATS_OFF = "engine stats off (--disable-log-stats): drafting unknown; restart vLLM without that flag"
 
 
@@ -167,10 +170,9 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
         drafted_steps_total=series.as_int(cur.spec_total(DRAFTS)),
         per_position_total=cur.per_position(),
         **engine_state.vllm(cur.metrics),
+        latency_counters=vllm_latency.read(cur.metrics),
         metrics_status=cur.metrics_status,
-        slots_status="ok"
-        if running is not None
-        else "unknown: vLLM reports running requests on /metrics only",
+        slots_status="ok" if running is not None else SLOTS_UNKNOWN,
     )
     if prev is None or not brackets_window(prev, cur):
         return _snapshot(base, {}, cur)
@@ -270,10 +272,7 @@ class VllmCollector(VllmWire, VllmAdvice, ServerCollector):
         raw.models = identity["models"] if isinstance(identity["models"], list) else None
         raw.config = identity["config"] if isinstance(identity["config"], dict) else None
         if health.status_code != 200:
-            raw.status, raw.error = (
-                "error",
-                f"/health answered HTTP {health.status_code}: the engine is not healthy",
-            )
+            raw.status, raw.error = "error", f"/health answered HTTP {health.status_code}: {UNHEALTHY}"
         if metrics.status_code != 200:
             raw.metrics_status = self.http_problem(metrics, "/metrics")
             return raw
