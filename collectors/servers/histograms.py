@@ -11,7 +11,7 @@ bucket it falls in, and tests allow that much.
 Pitfalls handled: a histogram is summed over label sets (engines, `is_streaming`) bucket by
 bucket (`le`), copies named in `dedupe` counted once; two scrapes whose bucket bounds differ (the
 server was restarted with other buckets) or whose counts went down (a restart) give no delta, not
-a negative one; a window with no observation has no quantile (None), not 0.
+a negative one; a histogram not yet on the first page counts from zero; a window with no observation has no quantile (None), not 0.
 """
 
 from __future__ import annotations
@@ -62,9 +62,14 @@ def read(samples: Samples | None, name: str, dedupe: Iterable[str] = ()) -> Hist
 
 
 def delta(before: Histogram | None, after: Histogram | None) -> Histogram | None:
-    """The observations made between two reads; None when either is missing, the bounds differ or a
-    count went down (the server restarted between them)."""
-    if before is None or after is None or before.bounds_s != after.bounds_s:
+    """The observations made between two reads; None when `after` is missing, the bounds differ or a
+    count went down (the server restarted between them). A histogram absent from `before` counts
+    from zero: a labelled one (SGLang's TTFT per `is_streaming`) appears with its first observation."""
+    if after is None:
+        return None
+    if before is None:
+        return after
+    if before.bounds_s != after.bounds_s:
         return None
     counts = tuple(b - a for a, b in zip(before.counts, after.counts, strict=True))
     if any(c < 0 for c in counts):

@@ -54,17 +54,11 @@ def read(metrics: Samples | None) -> LatencyCounters | None:
     }
     if not found:
         return None
-    prompt = series.total(metrics, PROMPT)
-    cached = series.total(metrics, CACHED) if prompt is not None else None
-    finished: dict[str, float] = {}
-    requests, aborted = series.total(metrics, REQUESTS), series.total(metrics, ABORTED)
-    if requests is not None:
-        finished["completed"] = max(0.0, requests - (aborted or 0.0))
-    if aborted is not None:
-        finished["abort"] = aborted
+    # labelled counters appear with their first finish: absent from a page with histograms is 0
+    requests, aborted = (series.total(metrics, n) or 0.0 for n in (REQUESTS, ABORTED))
     return LatencyCounters(
         histograms=found,
-        cache_queried_tokens=prompt,
-        cache_hit_tokens=0.0 if cached is None and prompt is not None else cached,
-        finished=finished,
+        cache_queried_tokens=series.total(metrics, PROMPT) or 0.0,
+        cache_hit_tokens=series.total(metrics, CACHED) or 0.0,
+        finished={"completed": max(0.0, requests - aborted), "abort": aborted},
     )
