@@ -75,6 +75,7 @@ class ServerFeed:
             snapshot=live.latest,
             rolling=live.rolling(),
             drafting=live.drafting(),
+            server_latency=live.server_latency(),
             idle_w=live.idle_w(),
             batch=live.current_batch(),
             power=live.power[-1] if live.power else None,

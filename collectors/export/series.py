@@ -9,7 +9,7 @@ whoever curls the page sees them raw. SERIES lists every name served, for the de
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +19,7 @@ from collectors.fmt import printable
 from collectors.live.accounting import PowerPoint, RollingEnergy
 from collectors.live.verdict import curve_at, curve_ratio_at
 from collectors.meters import MeterInfo
+from collectors.servers.latency import QUANTILES, ServerLatency
 from collectors.servers.snapshot import ServerSnapshot
 
 LABELS = ["server", "backend", "model", "draft", "meter", "method", "energy"]
@@ -49,6 +50,12 @@ SERIES: dict[str, str] = {
     "spectop_requests_waiting": "requests waiting, by the engine's reason (vLLM: capacity, deferred)",
     "spectop_engine_sleeping": "1 when an engine sleeps with its weights offloaded (vLLM): idle power is not serving",
     "spectop_speculative_steps": "draft steps per verify pass the server runs now (SGLang spec_num_steps)",
+    "spectop_server_latency_ms": (
+        "the server's own latency quantile over the rolling window, from its histograms' bucket deltas "
+        "(kind: ttft, itl, tpot, e2e, queue; linear inside the bucket, as histogram_quantile)"
+    ),
+    "spectop_server_prefix_cache_hit_ratio": "prompt tokens found in the prefix cache over those looked up, rolling window",
+    "spectop_server_finished_requests": "requests the server finished in the rolling window, by finish reason",
 }
 
 
@@ -65,6 +72,7 @@ class FeedView:
     batch: float | None
     power: PowerPoint | None
     share_tokens: int | None = None  # tokens of every server on this meter, when it is shared
+    server_latency: ServerLatency | None = None  # the server's own histograms over the window
 
     def label_values(self) -> list[str]:
         snap = self.snapshot
@@ -141,6 +149,7 @@ def series(views: Sequence[FeedView], summary: dict[str, Any] | None) -> Iterato
             gauge("spectop_verified_width", view, drafting.verified_width)
             for position, survival in enumerate(drafting.survival, start=1):
                 gauge("spectop_survival_ratio", view, survival, position=str(position))
+        server_latency(view, gauge)
         gauge("spectop_requests_per_decode", view, view.batch)
         gauge("spectop_power_watts", view, view.power.power_w if view.power else None)
         gauge("spectop_idle_power_watts", view, view.idle_w)
@@ -158,3 +167,16 @@ def series(views: Sequence[FeedView], summary: dict[str, Any] | None) -> Iterato
             counter.add_metric(view.label_values(), view.power.energy_j)
     if counter.samples:
         yield counter
+
+
+def server_latency(view: FeedView, gauge: Callable[..., None]) -> None:
+    """The server's own tails (one sample per kind and quantile), cache hit ratio and finish reasons."""
+    latency = view.server_latency
+    if latency is None:
+        return
+    for kind, tail in latency.tails.items():
+        for q, value_ms in zip(QUANTILES, (tail.p50_ms, tail.p95_ms, tail.p99_ms), strict=True):
+            gauge("spectop_server_latency_ms", view, value_ms, kind=kind, quantile=str(q))
+    gauge("spectop_server_prefix_cache_hit_ratio", view, latency.cache_hit_ratio)
+    for reason, requests in latency.finished:
+        gauge("spectop_server_finished_requests", view, requests, reason=reason)

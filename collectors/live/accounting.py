@@ -27,7 +27,8 @@ from typing import overload
 from collectors.energy import ledger
 from collectors.meters import plausible
 from collectors.meters.base import MeterInfo, MeterReading
-from collectors.servers.rolling import rolling_drafting
+from collectors.servers.latency import ServerLatency
+from collectors.servers.rolling import rolling_drafting, rolling_latency
 from collectors.servers.snapshot import ServerSnapshot
 
 HISTORY = 300  # polls kept (5 minutes at 1 s)
@@ -225,6 +226,10 @@ class LiveLedger:
     def drafting(self) -> ServerSnapshot | None:
         """The latest poll with its drafting counts summed over the rolling window (collectors/servers/rolling.py)."""
         return rolling_drafting(self.snapshots, self.energy_window_s, self.live_since_s)
+
+    def server_latency(self) -> ServerLatency | None:
+        """The server's own latency tails, cache and finish reasons over the same rolling window."""
+        return rolling_latency(self.snapshots, self.energy_window_s, self.live_since_s)
 
     def current_batch(self) -> float | None:
         """Requests per decode over the last polls, else the busy slots now."""

@@ -3,6 +3,8 @@ and a sweep's table as a node_exporter textfile. Truths are worked by hand from 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
@@ -14,6 +16,7 @@ from collectors.meters import MeterInfo, MeterReading
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep.summary import summarize
 from collectors.sweep.textfile import SweepSeries, started_unix_s, write_textfile
+from tests.support import server_latency
 from tests.support.sweep_rows import note25_rows
 
 METER = MeterInfo("dcgm", ("gpu0",), "GPU board", "counter", 0.1)
@@ -152,6 +155,8 @@ def test_every_documented_series_is_served_for_a_drafting_server_with_a_sweep():
                        window_tokens=0, slots_busy=0)
         for t in (0.5, 1.0)
     ]  # fmt: skip
+    polls = [replace(p, latency_counters=server_latency.BEFORE) for p in polls[:-1]]
+    polls.append(replace(polls[-1], taken_at_s=10.0, latency_counters=server_latency.AFTER))
     feed(exporter, 0, idle + polls[1:])
     served = {name.removesuffix("_total") for name in page(exporter)}
     assert set(SERIES) <= served
@@ -323,3 +328,24 @@ def test_a_window_below_the_idle_baseline_serves_no_net_figure():
     served = page(exporter)
     assert [v for _, v in served["spectop_mj_per_token"]] == [pytest.approx(50.0)]
     assert "spectop_net_mj_per_token" not in served  # never a negative energy
+
+
+def test_the_servers_own_latency_cache_and_finish_reasons_are_served():
+    """Bucket deltas between the window's first and last poll (tests/support/server_latency.py's
+    hand-worked figures), not the lifetime buckets."""
+    polls = snapshots("http://v", 100, drafting=False)
+    polls = [replace(p, latency_counters=server_latency.BEFORE) for p in polls[:-1]] + [
+        replace(polls[-1], latency_counters=server_latency.AFTER)
+    ]
+    exporter = SpectopExporter(None, None)
+    feed(exporter, 0, polls)
+    scraped = page(exporter)
+    ttft = {
+        labels["quantile"]: value
+        for labels, value in scraped["spectop_server_latency_ms"]
+        if labels["kind"] == "ttft"
+    }
+    assert ttft == {q: pytest.approx(ms) for q, ms in server_latency.TTFT_MS.items()}
+    assert by_server(scraped["spectop_server_prefix_cache_hit_ratio"]) == {"http://v": pytest.approx(0.5)}
+    finished = {labels["reason"]: v for labels, v in scraped["spectop_server_finished_requests"]}
+    assert finished == {"stop": 4.0}
