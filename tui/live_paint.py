@@ -76,6 +76,9 @@ class LivePainter:
             screen.show_snapshot(state.latest, state.drafting() or state.latest, state.tok_s, warning)
         self.paint(screen)  # the idle baseline comes from idle polls
         screen.show_slots(state.latest, state.slot_tok_s)
+        latest = state.latest  # "not exported" only from a poll that read the page and found none
+        exported = latest is None or not latest.ok or latest.latency_counters is not None
+        screen.show_server_latency(state.ledger.server_latency(), exported)
 
     def show_server(self, screen: DashboardScreen) -> None:
         """All of the shown server, after another one was picked: source bar, panels and tabs."""

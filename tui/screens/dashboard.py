@@ -13,6 +13,7 @@ histogram. Panels compare each new view with the one they show and skip an equal
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 
 from textual.app import ComposeResult
 from textual.containers import Grid
@@ -22,7 +23,9 @@ from textual.widgets import Footer, TabbedContent, TabPane
 from collectors.energy.attribution import Attribution
 from collectors.live.verdict import LiveEnergy
 from collectors.meters import MeterInfo
+from collectors.requests import latency
 from collectors.requests.record import RequestRecord
+from collectors.servers.latency import ServerLatency
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep import events
 from tui.fleet import ServerRow
@@ -31,6 +34,7 @@ from tui.widgets.energy_panel import EnergyPanel
 from tui.widgets.latency_panel import LatencyPanel, LatencyView
 from tui.widgets.power_panel import PowerPanel, PowerView
 from tui.widgets.requests_table import RequestsTable
+from tui.widgets.server_latency import ServerLatencyLine
 from tui.widgets.servers_table import ServersTable
 from tui.widgets.source_bar import SourceBar, SourceView
 from tui.widgets.sweep_panel import SweepPanel
@@ -57,6 +61,7 @@ class DashboardScreen(Screen[None]):
         self.tabs = TabbedContent(id="tabs", initial="requests")
         self.requests_table = RequestsTable(id="requests-table")
         self.latency_panel = LatencyPanel(id="latency-panel")
+        self.server_latency = ServerLatencyLine(id="server-latency")
         self.sweep_panel = SweepPanel(id="sweep-panel")
         self._sweep_total = 0  # points in the running sweep's schedule, refinement included
 
@@ -73,6 +78,7 @@ class DashboardScreen(Screen[None]):
             with TabPane("Requests", id="requests"):
                 yield self.requests_table
             with TabPane("Latency", id="latency"):
+                yield self.server_latency
                 yield self.latency_panel
             with TabPane("Sweep", id="sweep"):
                 yield self.sweep_panel
@@ -138,7 +144,15 @@ class DashboardScreen(Screen[None]):
         """spectop's own requests: their rows, and the latency tab's pool of the recent ones."""
         records = list(records)
         self.requests_table.show_records(records, attribution)
-        self.latency_panel.view = LatencyView(tuple(records[-LATENCY_RECORDS:]))
+        recent = tuple(records[-LATENCY_RECORDS:])
+        self.latency_panel.view = LatencyView(recent)
+        ttfts = [r.latency.ttft_ms for r in recent if r.latency.ttft_ms is not None]
+        client_p50 = latency.Tail.of(ttfts).p50_ms if ttfts else None
+        self.server_latency.view = replace(self.server_latency.view, client_ttft_p50_ms=client_p50)
+
+    def show_server_latency(self, figures: ServerLatency | None, exported: bool) -> None:
+        """The server's own tails over the rolling window, above spectop's in the latency tab."""
+        self.server_latency.view = replace(self.server_latency.view, latency=figures, exported=exported)
 
     # -- the sweep ---------------------------------------------------------------------------------
     def show_sweep_event(self, event: events.SweepEvent) -> None:

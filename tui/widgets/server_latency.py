@@ -1,0 +1,60 @@
+"""The server's own latency, above spectop's in the latency tab: its tails over the rolling window
+(its histograms' bucket deltas, collectors/servers/latency.py), prefix-cache hit ratio, finish
+reasons, and client − server TTFT p50.
+
+spectop's TTFT runs from sending to the first chunk read, the server's from arrival to its first
+token: the difference is the network and the client's own queueing. The server's window also holds
+other clients' requests, so it is said as a difference of medians, not per request. Its own widget,
+so a poll redraws this line and never the gap histogram below it. Finish reasons are the server's
+label values: shown through Text, never parsed as markup.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.console import Group, RenderableType
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from collectors.fmt import num, pct
+from collectors.servers.latency import ServerLatency
+from tui.widgets.figures import line
+
+KIND_NAMES = (("ttft", "TTFT"), ("itl", "ITL"), ("tpot", "TPOT"), ("e2e", "e2e"), ("queue", "queue"))
+Part = tuple[str, str] | str
+
+
+@dataclass(frozen=True, slots=True)
+class ServerLatencyView:
+    latency: ServerLatency | None = None  # None: fewer than two polls, or not exported
+    exported: bool = True  # False: the server's /metrics has no latency histograms
+    client_ttft_p50_ms: float | None = None  # spectop's own requests shown below
+
+
+class ServerLatencyLine(Static):
+    DEFAULT_CSS = "ServerLatencyLine { height: auto; padding: 0 1; }"
+
+    view: reactive[ServerLatencyView] = reactive(ServerLatencyView, layout=True)
+
+    def render(self) -> RenderableType:
+        v, s = self.view, self.view.latency
+        if s is None:
+            why = "waiting for two polls" if v.exported else "its /metrics has no latency histograms"
+            return line(("server latency ", "bold"), (why, "dim"))
+        tails: list[Part] = [("server ", "bold"), (f"last {s.window_s:.0f} s", "dim")]
+        for kind, name in KIND_NAMES:
+            tail = s.tail(kind)
+            if tail is not None and tail.observations:
+                tails += [(f"  {name} p50/p95 ", "dim"), f"{num(tail.p50_ms)}/{num(tail.p95_ms)} ms"]
+        more: list[Part] = [("prefix cache ", "dim"), pct(s.cache_hit_ratio)]
+        if s.finished:
+            more += [("  finished ", "dim"), ", ".join(f"{reason} {n}" for reason, n in s.finished)]
+        server_ttft = s.tail("ttft")
+        if v.client_ttft_p50_ms is not None and server_ttft is not None and server_ttft.p50_ms is not None:
+            more += [
+                ("  client − server TTFT p50 ", "dim"),
+                f"{v.client_ttft_p50_ms - server_ttft.p50_ms:+.1f} ms",
+                (" (network and client queueing)", "dim"),
+            ]
+        return Group(line(*tails), line(*more))
