@@ -43,6 +43,8 @@ class ServerLatencyLine(Static):
             why = "waiting for two polls" if v.exported else "its /metrics has no latency histograms"
             return line(("server latency ", "bold"), (why, "dim"))
         tails: list[Part] = [("server ", "bold"), (f"last {s.window_s:.0f} s", "dim")]
+        if not s.tails:
+            tails.append(("  its /metrics has no latency histograms", "dim"))
         for kind, name in KIND_NAMES:
             tail = s.tail(kind)
             if tail is not None and tail.observations:

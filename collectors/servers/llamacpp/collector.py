@@ -43,6 +43,7 @@ from collectors.servers.base import (
 from collectors.servers.base import (
     RawPoll as BaseRawPoll,
 )
+from collectors.servers.llamacpp import latency as llamacpp_latency
 from collectors.servers.llamacpp.advice import LlamaCppAdvice
 from collectors.servers.llamacpp.slots import SlotState, finished_requests, generated_tokens, slot_states
 from collectors.servers.llamacpp.stream import LlamaCppWire
@@ -145,6 +146,7 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
         drafted_steps_total=as_int(now.drafted_steps),
         per_position_total=cur.per_position(),
         counters_rounded=any(now.errors.get(n, 0.0) > 0 for n in ("tokens", "drafted", "accepted")),
+        latency_counters=llamacpp_latency.read(cur.metrics),
         metrics_status=cur.metrics_status,
         slots_status=cur.slots_status,
     )

@@ -8,12 +8,14 @@ first bucket) to its own; the +Inf bucket gives the highest finite bound.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
 from collectors import promtext
 from collectors.servers import histograms
 from collectors.servers.latency import LatencyCounters, window_latency
+from collectors.servers.llamacpp import latency as llamacpp_latency
 from collectors.servers.vllm import latency as vllm_latency
 
 BOUNDS = (0.1, 0.2, 0.4, math.inf)
@@ -87,3 +89,17 @@ def test_vllm_window_sums_engines_and_reads_cache_and_reasons() -> None:
     assert latency.cache_hit_ratio == pytest.approx(100 / 200)  # hits grew 100 of 200 queried tokens
     assert latency.finished == (("stop", 4),)  # length and abort did not move
     assert latency.tail("queue") is None  # not on the page: unknown, not 0
+
+
+def test_llama_server_has_a_prompt_cache_ratio_and_no_latency_histograms():
+    """The captured draft-simple pages: processed prompt tokens 59 → 260 (excluding cached), cached
+    150 → 445, so the window looked up 201 + 295 = 496 tokens and found 295 of them."""
+    data = Path(__file__).parents[2] / "data" / "llama-server"
+    first, last = (
+        llamacpp_latency.read(promtext.parse((data / f"draft-simple.metrics.{when}.txt").read_text()))
+        for when in ("before", "after")
+    )
+    assert first is not None and last is not None
+    latency = window_latency(first, last, 5.0)
+    assert latency.cache_hit_ratio == pytest.approx(295 / 496)
+    assert latency.tails == {} and latency.finished == ()
