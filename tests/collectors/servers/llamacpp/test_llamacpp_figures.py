@@ -9,6 +9,7 @@ import pytest
 
 from collectors import promtext
 from collectors.servers.base import Probe, WindowDelta
+from collectors.servers.latency import LatencyCounters
 from collectors.servers.llamacpp import collector as llamacpp
 from collectors.servers.snapshot import ServerSnapshot
 from tests.support.captures import raw, read_json, read_text
@@ -41,6 +42,8 @@ def test_one_poll_of_the_busy_server_field_by_field():
         drafted_steps_total=133,
         per_position_total=(100, 31, 4, 2),
         busy_slot_tokens=((0, 0), (3, 49)),
+        # .metrics.busy.txt: 169 prompt tokens processed, 445 more reused from the cache; no histograms
+        latency_counters=LatencyCounters(cache_queried_tokens=169 + 445, cache_hit_tokens=445),
         counters_rounded=False,
     )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import httpx
@@ -9,6 +10,8 @@ import pytest
 
 from collectors import promtext
 from collectors.servers.base import Probe
+from collectors.servers.histograms import Histogram
+from collectors.servers.latency import LatencyCounters
 from collectors.servers.sglang import collector as sglang
 from tests.support.fake_servers import MODEL, json_answer, mock_client
 from tests.support.fake_sglang import FakeSglang, server_info, sglang_page
@@ -42,6 +45,17 @@ def test_one_poll_of_two_dp_ranks_field_by_field():
         accept_length_lifetime=pytest.approx(2.71),
         verify_width_tokens=4,
         kv_cache_usage=pytest.approx((0.5 + 0.25) / 2),  # the ranks' token_usage, a mean
+        # the fake's tokenizer: 10 streamed TTFTs ≤ 0.1 s (0.7 s in all), 2,900 token gaps ≤ 2 ms (21 s),
+        # 12,000 prompt tokens, and no cached-token, request or abort counter yet (so 0)
+        latency_counters=LatencyCounters(
+            histograms={
+                "ttft": Histogram((0.1, 0.25, math.inf), (10, 10, 10), 0.7),
+                "itl": Histogram((0.002, 0.008, math.inf), (2900, 2900, 2900), 21.0),
+            },
+            cache_queried_tokens=12000,
+            cache_hit_tokens=0,
+            finished={"completed": 0, "abort": 0},
+        ),
         itl_observations_total=2900,  # the fake's inter-token latency count
     )
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
+
 import httpx
 import pytest
 
@@ -24,7 +27,18 @@ MODELS = [{"id": MODEL, "owned_by": "vllm", "max_model_len": 4096}]
 
 def test_one_poll_of_two_engines_field_by_field():
     cur = raw(vllm_page([E0, E1]), 3.0, version="0.33.0", models=MODELS, config=CONFIG)
-    assert vllm.derive(None, cur, URL) == ServerSnapshot(
+    snap = vllm.derive(None, cur, URL)
+    latency = snap.latency_counters
+    # the fake's engines: 10 TTFTs each, all ≤ 1 ms (0.7 s each); their step gaps (1000 and 380),
+    # all ≤ 10 ms at 21 ms each on the sum; 3 requests each ended at their length; no cache counters
+    assert latency is not None and set(latency.histograms) == {"ttft", "itl"}
+    ttft, itl = latency.histograms["ttft"], latency.histograms["itl"]
+    assert (ttft.bounds_s, ttft.counts, ttft.sum_s) == ((0.001, 0.08, 0.25, math.inf), (20, 20, 20, 20), 1.4)
+    assert (itl.bounds_s, itl.counts) == ((0.01, 0.025, math.inf), (1380, 1380, 1380))
+    assert itl.sum_s == pytest.approx(1380 * 0.021)
+    assert latency.finished == {"stop": 0, "length": 3 + 3, "abort": 0, "error": 0, "repetition": 0}
+    assert latency.cache_queried_tokens is None and latency.cache_hit_tokens is None
+    assert replace(snap, latency_counters=None) == ServerSnapshot(
         url=URL,
         backend="vllm",
         taken_at_s=3.0,
