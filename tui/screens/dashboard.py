@@ -12,6 +12,7 @@ histogram. Panels compare each new view with the one they show and skip an equal
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
@@ -23,7 +24,6 @@ from textual.widgets import Footer, TabbedContent, TabPane
 from collectors.energy.attribution import Attribution
 from collectors.live.verdict import LiveEnergy
 from collectors.meters import MeterInfo
-from collectors.requests import latency
 from collectors.requests.record import RequestRecord
 from collectors.servers.latency import ServerLatency
 from collectors.servers.snapshot import ServerSnapshot
@@ -147,7 +147,7 @@ class DashboardScreen(Screen[None]):
         recent = tuple(records[-LATENCY_RECORDS:])
         self.latency_panel.view = LatencyView(recent)
         ttfts = [r.latency.ttft_ms for r in recent if r.latency.ttft_ms is not None]
-        client_p50 = latency.Tail.of(ttfts).p50_ms if ttfts else None
+        client_p50 = statistics.median(ttfts) if ttfts else None  # p50, without numpy
         self.server_latency.view = replace(self.server_latency.view, client_ttft_p50_ms=client_p50)
 
     def show_server_latency(self, figures: ServerLatency | None, exported: bool) -> None:
