@@ -16,7 +16,10 @@ from collectors import promtext
 from collectors.servers import histograms
 from collectors.servers.latency import LatencyCounters, window_latency
 from collectors.servers.llamacpp import latency as llamacpp_latency
+from collectors.servers.rolling import rolling_latency
+from collectors.servers.snapshot import ServerSnapshot
 from collectors.servers.vllm import latency as vllm_latency
+from tests.support import server_latency
 
 BOUNDS = (0.1, 0.2, 0.4, math.inf)
 
@@ -103,3 +106,25 @@ def test_llama_server_has_a_prompt_cache_ratio_and_no_latency_histograms():
     latency = window_latency(first, last, 5.0)
     assert latency.cache_hit_ratio == pytest.approx(295 / 496)
     assert latency.tails == {} and latency.finished == ()
+
+
+def _poll(t_s: float, counters: LatencyCounters, **extra) -> ServerSnapshot:
+    return ServerSnapshot(
+        url="u", backend="vllm", taken_at_s=t_s, status="ok", latency_counters=counters, **extra
+    )
+
+
+def test_the_rolling_window_starts_after_a_restart_and_after_a_sweep():
+    """tests/support/server_latency.py's two reads bracket the window (TTFT p50 116.7 ms over 10
+    observations). A poll of the old process before a restart, or one before `since_s`, is not
+    the window's start: from it the counters would run backwards (no delta) or hold other traffic."""
+    before, after = server_latency.BEFORE, server_latency.AFTER
+    polls = [_poll(1.0, after), _poll(5.0, before, restarted=True), _poll(10.0, after)]
+    latency = rolling_latency(polls, 30.0)
+    assert latency is not None and latency.window_s == 5.0
+    ttft = latency.tail("ttft")
+    assert ttft is not None and ttft.observations == 10
+    assert ttft.p50_ms == pytest.approx(server_latency.TTFT_MS["0.5"])
+    swept = [_poll(1.0, before), _poll(5.0, before), _poll(10.0, after)]  # a sweep ended at 4 s
+    assert rolling_latency(swept, 30.0, since_s=4.0).window_s == 5.0
+    assert rolling_latency(swept, 3.0) is None  # one poll in the last 3 s: no window yet
