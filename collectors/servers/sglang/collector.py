@@ -216,11 +216,11 @@ class SglangCollector(SglangWire, SglangAdvice, ServerCollector):
     display_name = "SGLang"
     start_hint = "start SGLang there (python -m sglang.launch_server)"
     load_endpoint = "/v1/loads"
-    # the native /generate: every release's verify passes (and drafts from 0.5.10) in the last
-    # meta_info; the chat route's sglext details exist only in recent releases
+    # /generate: every release's verify passes in the last meta_info; chat's sglext only recent ones
     default_route = "completion"
     # with --enable-metrics: finished requests' tokens and verify calls only (acceptance is a gauge)
     has_window_counters = True
+    read_buckets = sglang_latency.BUCKETS  # the latency histograms (sglang/latency.py)
     http_hints = {
         ("/metrics", 404): NO_METRICS,
         ("/v1/loads", 404): "not available: /v1/loads needs SGLang 0.5.8 or newer",

@@ -37,6 +37,7 @@ HISTOGRAMS: Mapping[str, str] = {
     "e2e": "sglang:e2e_request_latency_seconds",
     "queue": "sglang:queue_time_seconds",
 }
+BUCKETS = tuple(HISTOGRAMS.values())  # the bucket lines a poll parses (answers.py `parse_metrics`)
 PROMPT = "sglang:prompt_tokens_total"
 CACHED = "sglang:cached_tokens_total"
 REQUESTS = "sglang:num_requests_total"

@@ -239,6 +239,7 @@ class VllmCollector(VllmWire, VllmAdvice, ServerCollector):
     display_name = "vLLM"
     start_hint = "start vLLM there (vllm serve MODEL)"
     has_window_counters = True  # unless --disable-log-stats
+    read_buckets = vllm_latency.BUCKETS  # the latency histograms (vllm/latency.py)
     http_hints = {("/metrics", 404): "not found (HTTP 404): is --server the vLLM API server's port?"}
 
     @classmethod

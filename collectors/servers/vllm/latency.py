@@ -35,6 +35,8 @@ HISTOGRAMS: Mapping[str, tuple[str, ...]] = {
     "e2e": ("vllm:e2e_request_latency_seconds",),
     "queue": ("vllm:request_queue_time_seconds",),
 }
+# the histograms whose bucket lines a poll parses (collectors/servers/answers.py `parse_metrics`)
+BUCKETS = tuple(name for names in HISTOGRAMS.values() for name in names)
 CACHE_QUERIES = ("vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total")
 CACHE_HITS = ("vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total")
 FINISHED = "vllm:request_success_total"
