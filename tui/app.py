@@ -73,15 +73,15 @@ class SpectopApp(App[None]):
         clock: Callable[[], float] = time.monotonic,
         fleet: Sequence[WatchedServer] = (),
         recorder: Recorder | None = None,
+        on_idle: Callable[[float], None] | None = None,  # told once the idle baseline is known
     ) -> None:
         """One server (`collector`, `sampler`), or several (`fleet`, whose first is then shown first)."""
         super().__init__()
-        self.settings = settings
-        self.title = settings.title
+        self.settings, self.title = settings, settings.title
         one = [WatchedServer.of(settings.server_url, collector, sampler, settings.energy_window_s)]
         self.fleet = Fleet(list(fleet) or one)
         self.sweeps = SweepController(settings, self.fleet, on_sweep)
-        self.live = LivePainter(settings, self.fleet, clock)
+        self.live = LivePainter(settings, self.fleet, clock, on_idle)
         self.recorder = recorder  # --record (one server): every handler below writes what it was given
         self.log_records = LogRecords(settings.server_url)  # requests read from --server-log
 

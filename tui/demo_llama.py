@@ -55,5 +55,6 @@ def run_llama_demo(meter_spec: str = "estimate", phase_s: float = 16.0, tokens: 
             plain_url=plain.url,
             draft_url=draft.url,
             title="spectop demo (real llama-server, tiny models)",
+            server_log=str(logs / "draft.log"),  # every request the draft server serves, as `watch`
         )
         return dashboard_with_traffic(settings, meter_spec, traffic)

@@ -22,9 +22,18 @@ LIVE_REPAINT_S = 1.0  # the least time between two repaints of power and energy 
 class LivePainter:
     """The source bar, power, energy and the summary table of the fleet's shown server."""
 
-    def __init__(self, settings: Settings, fleet: Fleet, clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        fleet: Fleet,
+        clock: Callable[[], float],
+        on_idle: Callable[[float], None] | None = None,
+    ) -> None:
         self.settings, self.fleet = settings, fleet
         self._clock = clock
+        # told once, when the idle baseline is first known (the demo holds its traffic until then:
+        # the baseline is measured over idle polls, and the demo's traffic never pauses again)
+        self.on_idle = on_idle
         self.painted_s: float | None = None  # when power and energy were last repainted
         self.stale = False  # the state holds readings the power and energy panels do not show yet
         self.log_state: tuple[str, bool] | None = None  # the server log's reader (--server-log)
@@ -59,9 +68,13 @@ class LivePainter:
         self.painted_s, self.stale = self._clock(), False
         state = self.fleet.state
         power_w = state.power_w[-1] if state.power_w else None
-        screen.show_power(power_w, state.ledger.idle_w(), state.power_w, self.fleet.meter_error)
+        idle_w = state.ledger.idle_w()
+        screen.show_power(power_w, idle_w, state.power_w, self.fleet.meter_error)
         screen.show_energy(with_void(self.fleet.energy(), self.void()))
         self.show_fleet(screen)
+        if idle_w is not None and self.on_idle is not None:
+            told, self.on_idle = self.on_idle, None
+            told(idle_w)
 
     def show_fleet(self, screen: DashboardScreen) -> None:
         """The summary table, when several servers are watched."""

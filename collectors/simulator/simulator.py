@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from types import TracebackType
 
 from collectors.simulator.accelerator import Accelerator, AcceleratorReading
@@ -12,6 +13,7 @@ from collectors.simulator.backends import BACKENDS, DialectStats, dialect_server
 from collectors.simulator.dcgm import UPDATE_PERIOD_S, DcgmServer, device_labels
 from collectors.simulator.engine import Engine
 from collectors.simulator.llama_http import LlamaServer
+from collectors.simulator.llama_log import LlamaLog
 from collectors.simulator.loopback import LoopbackServer
 from collectors.simulator.profiles import DraftShape, Profile, get_profile
 from collectors.simulator.request_log import RequestLog
@@ -41,6 +43,8 @@ class Simulator:
     vLLM's data-parallel size (its slots split over `dp` engines, served by `dp` API servers).
     `per_request_spec`: a vLLM's --per-request-spec-decode-metrics ("none", "summary",
     "detailed"): its streams' usage chunk then carries `metrics.speculative_decoding`.
+    `log_dir`: where a llama-server pair writes its logs, `plain.log` and `draft.log`, in a real
+    llama-server's format (llama_log.py), for spectop's `--server-log` reader; None: no logs.
     """
 
     def __init__(
@@ -58,6 +62,7 @@ class Simulator:
         backend: str = "llama-server",
         dp: int = 1,
         per_request_spec: str = "none",
+        log_dir: Path | None = None,
     ) -> None:
         if speedup <= 0:
             raise ValueError("speedup must be positive")
@@ -93,6 +98,10 @@ class Simulator:
             }
         # each arm's finished requests with their raw times: what a test holds the pages against
         self.request_logs = {kind: RequestLog() for kind in ("plain", "draft")}
+        # only llama-server logs its requests' drafting (vLLM and SGLang log no per-request lines)
+        self.logs: dict[str, LlamaLog] = {}
+        if log_dir is not None and backend == "llama-server":
+            self.logs = {kind: LlamaLog(log_dir / f"{kind}.log", clock()) for kind in ("plain", "draft")}
         self.plain, self.draft = (
             Engine(
                 kind,
@@ -103,7 +112,11 @@ class Simulator:
                 seed=seed,
                 noise=noise,
                 clock=clock,
-                observers=[*([self._stats[kind]] if kind in self._stats else []), self.request_logs[kind]],
+                observers=[
+                    o
+                    for o in (self._stats.get(kind), self.logs.get(kind), self.request_logs[kind])
+                    if o is not None
+                ],
             )
             for kind in ("plain", "draft")
         )
@@ -146,6 +159,8 @@ class Simulator:
         for server in self._servers:
             server.stop()
         self._servers = []
+        for log in self.logs.values():
+            log.close()
 
     def __enter__(self) -> Simulator:
         return self.start()

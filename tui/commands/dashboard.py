@@ -119,6 +119,7 @@ def run_dashboard(
     meter_spec: str,
     on_sweep: Callable[[bool], None] | None = None,
     record: Path | None = None,
+    on_idle: Callable[[float], None] | None = None,
 ) -> int:
     from tui.app import SpectopApp  # Textual loads only for the dashboard
 
@@ -136,7 +137,11 @@ def run_dashboard(
                 secrets=recording_secrets(settings),
             )
         try:
-            return run_app(SpectopApp(settings, collector, sampler, on_sweep=on_sweep, recorder=recorder))
+            return run_app(
+                SpectopApp(
+                    settings, collector, sampler, on_sweep=on_sweep, recorder=recorder, on_idle=on_idle
+                )
+            )
         finally:
             if recorder is not None:
                 recorder.close()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -131,9 +132,6 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-IDLE_FIRST_S = 4.0
-
-
 PRIVILEGED_BELOW = 1024  # ports a system service owns; the demo takes them only when asked
 
 
@@ -141,7 +139,7 @@ def _ports(base: int) -> tuple[int, int, int]:
     return (0, 0, 0) if base == 0 else (base, base + 1, base + 2)
 
 
-def _start(args: argparse.Namespace) -> Simulator:
+def _start(args: argparse.Namespace, log_dir: Path | None = None) -> Simulator:
     if args.speedup <= 0 or args.phase <= 0 or args.tokens <= 0 or not 0 <= args.port <= 65533:
         raise SpectopError(
             "demo: --speedup, --phase and --tokens must be positive, --port 0-65533",
@@ -155,6 +153,7 @@ def _start(args: argparse.Namespace) -> Simulator:
             ports=_ports(args.port),
             backend=args.backend,
             dp=getattr(args, "dp", 1),
+            log_dir=log_dir,
         ).start()
     except ValueError as exc:
         raise SpectopError(f"demo: --dp {args.dp}: {exc}", "use --dp with --backend vllm") from None
@@ -199,7 +198,9 @@ def run(args: argparse.Namespace) -> int:
     _signals_as_interrupt()
     if args.serve_only and args.profile in MULTI_ARM_PROFILES:
         return _serve_arms(args)
-    sim = _start(args)
+    # the dashboard follows the draft arm's log as `watch` follows a real server's
+    logs = None if args.serve_only or args.no_ui else tempfile.TemporaryDirectory(prefix="spectop-demo-")
+    sim = _start(args, Path(logs.name) if logs else None)
     try:
         if args.serve_only:
             return _serve_only(sim, args)
@@ -211,6 +212,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     finally:
         sim.stop()
+        if logs is not None:
+            logs.cleanup()
 
 
 def _serve_only(sim: Simulator, args: argparse.Namespace) -> int:
@@ -257,7 +260,8 @@ def _serve_arms(args: argparse.Namespace) -> int:
 
 
 def _dashboard(sim: Simulator, args: argparse.Namespace) -> int:
-    """The dashboard on the draft arm; its own traffic stops while a sweep measures."""
+    """The dashboard on the draft arm and its log; the traffic starts once idle is measured and
+    stops while a sweep measures."""
 
     def traffic() -> TrafficGenerator:
         pattern = default_pattern(phase_s=args.phase, arms=("draft",))
@@ -271,8 +275,6 @@ def _dashboard(sim: Simulator, args: argparse.Namespace) -> int:
         plain_url=sim.plain_url,
         draft_url=sim.draft_url,
         title="spectop demo",
+        server_log=str(sim.logs["draft"].path) if "draft" in sim.logs else None,
     )
-    # a few idle seconds first, so the dashboard measures the idle baseline before the traffic
-    return dashboard_with_traffic(
-        settings, f"dcgm={sim.meter_page_url}", traffic, IDLE_FIRST_S, record=args.record
-    )
+    return dashboard_with_traffic(settings, f"dcgm={sim.meter_page_url}", traffic, record=args.record)
