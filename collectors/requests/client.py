@@ -18,7 +18,7 @@ import codecs
 import contextlib
 import itertools
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 import httpx
 
@@ -26,7 +26,7 @@ from collectors.errors import SpectopError
 from collectors.fmt import printable
 from collectors.http import NOT_A_SERVER, auth_headers, describe
 from collectors.requests import latency, streams
-from collectors.requests.record import RequestRecord
+from collectors.requests.record import RequestRecord, busy_figures
 from collectors.requests.spec import DEFAULT_PROMPT, STREAM_LIMITS, RequestSpec, StreamLimits
 from collectors.requests.stream_state import StreamState
 from collectors.servers import registry
@@ -205,11 +205,12 @@ def record_of(
     path: str,
     t_send: float,
     t_done: float,
-    busy_samples: list[int],
+    busy_samples: Sequence[int],
     tag: str,
 ) -> RequestRecord:
     """The record of one finished stream: the server's counts, its events' latency, the busy samples."""
     drafting = state.draft_n is not None and state.draft_n > 0
+    concurrency_mean, concurrency_max = busy_figures(busy_samples)
     return RequestRecord(
         request_id=request_id,
         server_url=base_url,
@@ -227,8 +228,8 @@ def record_of(
         model=_printable(state.model),
         text_sha256=state.text_sha256,
         text_chars=len(state.text),
-        concurrency_mean=sum(busy_samples) / len(busy_samples) if busy_samples else None,
-        concurrency_max=max(busy_samples) if busy_samples else None,
+        concurrency_mean=concurrency_mean,
+        concurrency_max=concurrency_max,
         tag=tag,
         error=_printable(state.error) if state.error else (None if state.done else "stream ended early"),
         tokens_per_event_exact=state.tokens_per_event_exact,

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from collectors.errors import SpectopError
 from collectors.requests import streams
 from collectors.requests.client import record_of
-from collectors.requests.record import RequestRecord
+from collectors.requests.record import RequestRecord, busy_figures
 from collectors.servers import registry
 from collectors.servers.wire import NDJSON
 
@@ -143,10 +143,7 @@ def _model_of(body: bytes) -> str | None:
 
 def with_busy(record: RequestRecord, busy_samples: Sequence[int]) -> RequestRecord:
     """The record with the server's busy slots polled while it ran (as log rows get theirs)."""
-    if not busy_samples:
+    concurrency_mean, concurrency_max = busy_figures(busy_samples)
+    if concurrency_mean is None:
         return record
-    return dataclasses.replace(
-        record,
-        concurrency_mean=sum(busy_samples) / len(busy_samples),
-        concurrency_max=max(busy_samples),
-    )
+    return dataclasses.replace(record, concurrency_mean=concurrency_mean, concurrency_max=concurrency_max)

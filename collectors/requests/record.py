@@ -4,6 +4,7 @@ Units are in the names."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from collectors.energy import ledger
@@ -101,3 +102,15 @@ class RequestRecord:
             return None
         decode_s = self.duration_s - self.latency.ttft_ms / 1000.0
         return (self.committed_tokens - 1) / decode_s if decode_s > 0 else None
+
+
+def busy_figures(busy_samples: Iterable[int]) -> tuple[float | None, int | None]:
+    """Mean and max of the server's busy slots sampled while a request ran (its batch).
+
+    The request holds a slot for as long as it runs, so a sample that reads no busy slot was taken
+    at its edges (before the server admitted it, after it was released) and is left out: a request
+    alone on the server ran at batch 1, not at the 0.94 that counting such a sample gave. None: no
+    sample saw it.
+    """
+    seen = [busy for busy in busy_samples if busy > 0]
+    return (sum(seen) / len(seen), max(seen)) if seen else (None, None)

@@ -54,13 +54,19 @@ def readings(start_s: float = 99.0, seconds: float = 4.0, power_w: float = 40.0)
 
 
 def record(
-    prefix: str = "draft-simple", request_id: str = "r1", t_send_s: float = 100.2, tag: str = "probe"
+    prefix: str = "draft-simple",
+    request_id: str = "r1",
+    t_send_s: float = 100.2,
+    tag: str = "probe",
+    busy_samples: tuple[int, ...] = (1,),
 ) -> RequestRecord:
-    """A captured completion stream as the client records it, alone on the server."""
+    """A captured completion stream as the client records it, alone on the server (`busy_samples`:
+    the server's busy slots the client sampled while it ran)."""
     state = streams.StreamState()
     for t_s, line in sse_lines(f"{prefix}.completion.sse.jsonl"):
         streams.feed_line(state, t_send_s + t_s, line, native=True)
-    return record_of(state, request_id, URL, "/completion", t_send_s, state.events[-1].t_s, [1], tag)
+    t_done_s = state.events[-1].t_s
+    return record_of(state, request_id, URL, "/completion", t_send_s, t_done_s, busy_samples, tag)
 
 
 def sweep_events(run_dir: Path = Path("results/20261129T000000Z")) -> list:

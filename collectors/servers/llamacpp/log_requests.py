@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from collectors.energy import ledger
 from collectors.requests.latency import ChunkEvent, LatencyProfile, Tail
-from collectors.requests.record import RequestRecord
+from collectors.requests.record import RequestRecord, busy_figures
 from collectors.servers.llamacpp.log import LoggedRequest, LogParser, parse_line
 
 TAG = "log"
@@ -99,9 +99,9 @@ def to_record(
     """The request as a record: `busy_samples` are the server's busy slots polled while it ran.
 
     A poll reading no busy slot missed this request (its window is placed from the log's timing,
-    which a late line shifts), so it is left out; none left: concurrency unknown.
+    which a late line shifts), so it is left out (`busy_figures`); none left: concurrency unknown.
     """
-    busy_samples = [b for b in busy_samples if b > 0]
+    concurrency_mean, concurrency_max = busy_figures(busy_samples)
     r = timed.logged
     t_send_s = timed.t_done_s - r.total_ms / 1000.0
     t_first_s = t_send_s + r.prompt_ms / 1000.0
@@ -122,8 +122,8 @@ def to_record(
         server_steps=None
         if r.draft_unknown
         else (max(0, ledger.every_step_count(tokens, r.draft_n_accepted or 0, 1)) if tokens else 0),
-        concurrency_mean=sum(busy_samples) / len(busy_samples) if busy_samples else None,
-        concurrency_max=max(busy_samples) if busy_samples else None,
+        concurrency_mean=concurrency_mean,
+        concurrency_max=concurrency_max,
         tag=f"{TAG}:slot {r.slot_id}",
         tokens_per_event_exact=False,
     )
