@@ -56,12 +56,14 @@ def request_body(spec: RequestSpec) -> tuple[str, dict[str, object]]:
 
 
 @contextlib.asynccontextmanager
-async def busy_sampling(probe: BusyProbe | None, period_s: float) -> AsyncIterator[list[int]]:
-    """The server's busy count every `period_s` while the block runs; unanswered reads are skipped.
+async def busy_sampling(
+    probe: BusyProbe | None, period_s: float, clock: Callable[[], float] = time.monotonic
+) -> AsyncIterator[list[tuple[float, int]]]:
+    """(answered at, busy count) every `period_s` while the block runs; unanswered reads are skipped.
 
     Stopped by a flag as well as a cancel: Python 3.11's `wait_for` (under every bounded page read)
     can swallow a cancel that lands as the read completes; the sampler then polled for good."""
-    samples: list[int] = []
+    samples: list[tuple[float, int]] = []
     stopped = False
 
     async def sample() -> None:
@@ -72,7 +74,7 @@ async def busy_sampling(probe: BusyProbe | None, period_s: float) -> AsyncIterat
             except (SpectopError, httpx.HTTPError):
                 busy = None  # the poll shows what is wrong; a sample is only skipped
             if busy is not None and not stopped:
-                samples.append(busy)
+                samples.append((clock(), busy))
             await asyncio.sleep(period_s)
 
     task = asyncio.create_task(sample()) if probe else None
@@ -107,7 +109,7 @@ async def stream_request(
     t_send = clock()
     wall_s = limits.seconds(spec, concurrent)
     try:
-        async with busy_sampling(busy_probe, 0.1) as busy_samples:
+        async with busy_sampling(busy_probe, 0.1, clock) as busy_samples:
             stream = _read(client, endpoint, body, auth_headers(api_key), state, reader, spec, limits, clock)
             await asyncio.wait_for(stream, wall_s)
     except asyncio.TimeoutError:
@@ -120,7 +122,8 @@ async def stream_request(
         raise describe(exc) from exc
     except SpectopError as exc:  # said of the stream: named here
         raise SpectopError(f"{endpoint} {exc.what}", exc.fix) from None
-    return record_of(state, f"r{next(_request_ids)}", base_url, path, t_send, clock(), busy_samples, tag)
+    busy = [b for _, b in busy_samples]
+    return record_of(state, f"r{next(_request_ids)}", base_url, path, t_send, clock(), busy, tag)
 
 
 async def _read(

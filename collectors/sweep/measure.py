@@ -10,12 +10,14 @@ from missing data; counters the server printed rounded are marked (`counters_rou
 token comparison allows for them (`server_tokens_tolerance`). A request that fails (a bad answer,
 a broken or endless stream) is kept as a record with its error, so the point is flagged
 `request-errors` rather than measured as if fewer requests had been sent; only a point whose
-every request failed raises.
+every request failed raises. Each request's batch is the point's busy samples answered while it
+ran (one sampler for the point: a sampler per request would poll the server B times as often).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import statistics
 import time
 from collections.abc import Callable
@@ -32,7 +34,7 @@ from collectors.meters.base import MeterReading
 from collectors.meters.sampler import WindowEnergy
 from collectors.requests import latency
 from collectors.requests.client import RequestSpec, busy_sampling, failed_record, stream_request
-from collectors.requests.record import RequestRecord
+from collectors.requests.record import RequestRecord, busy_figures
 from collectors.servers.base import Collector, WindowCounters, WindowDelta, window_delta
 
 MARK_TOLERANCE_S = 0.25  # a mark further than this from the window's edge is not that edge
@@ -95,7 +97,7 @@ async def measure(
             continue
         error = t.exception()
         if error is None:
-            records.append(t.result())
+            records.append(_with_batch(t.result(), busy, len(specs)))
             continue
         if isinstance(error, httpx.HTTPError):
             error = describe(error)
@@ -115,13 +117,26 @@ async def measure(
         t0,
         t1,
         records,
-        busy,
+        [b for _, b in busy],
         before,
         after,
         cancelled,
         energy_t0_s=t_mark0,
         energy_t1_s=t_mark1,
     )
+
+
+def _with_batch(record: RequestRecord, busy: list[tuple[float, int]], sent: int) -> RequestRecord:
+    """The request with its batch: the point's busy samples answered while it ran (one sampler
+    for the point, not one per request polling the server); a request too short for any, the
+    point's samples; a point too short for any, the requests sent at once."""
+    during = [b for t_s, b in busy if record.t_send_s <= t_s <= record.t_done_s]
+    mean, most = busy_figures(during)
+    if mean is None:
+        mean, most = busy_figures(b for _, b in busy)
+    if mean is None:
+        mean, most = float(sent), sent
+    return dataclasses.replace(record, concurrency_mean=mean, concurrency_max=most)
 
 
 def _pct(values: list[float], q: float) -> float | None:

@@ -190,8 +190,15 @@ async def test_sweep_runs_from_the_button_to_the_results(sim, tmp_path):
             assert "done" in text_of(panel.query_one("#sweep-status"))
             assert panel.query_one("#sweep-table").row_count == 2
             assert app.query_one("#sweep-run").disabled is False
-            # the sweep's requests join the requests table
+            # the sweep's requests join the requests table, each with the batch it ran at
             assert sum(1 for r in app.state.records.values() if r.tag.startswith("sweep")) == 3 * (1 + 2)
+            await pilot.press("1")  # the Requests tab
+            await pilot.pause()
+            table = app.query_one(RequestsTable)
+            lines = text_of(table).splitlines()
+            batch_at = lines[0].index("batch")
+            batches = [line[batch_at : batch_at + 5].strip() for line in lines[1:] if " sweep" in line]
+            assert batches and "—" not in batches, "\n".join(lines)
     finally:
         sampler.stop()
         sampler.meter.close()

@@ -211,6 +211,42 @@ async def test_busy_samples_are_taken_while_the_requests_run():
     assert [r.tag for r in window.records] == ["t"]
 
 
+class BusyOnceSent(Busy):
+    """Answers only once a request has reached the server, so every answer is taken while it runs."""
+
+    def __init__(self, answers: list[int | None]) -> None:
+        super().__init__(answers)
+        self.sent = asyncio.Event()
+
+    async def busy_slots(self) -> int | None:
+        await self.sent.wait()
+        return await super().busy_slots()
+
+
+async def test_each_sweep_request_carries_its_batch_from_the_points_busy_samples():
+    # the fault: sweep rows showed batch "—", the point's busy samples never reached its requests
+    collector = BusyOnceSent([2, 3])
+
+    async def body():
+        await asyncio.wait_for(collector.asked.wait(), 10)  # both samples taken while it streams
+        yield STREAM.encode()
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        collector.sent.set()
+        return httpx.Response(200, content=body())
+
+    async with server(handler) as client:
+        window = await measure.measure(client, URL, [RequestSpec()], collector, lambda: False, tag="t")
+    (record,) = window.records
+    assert (record.concurrency_mean, record.concurrency_max) == (2.5, 3)  # by hand: (2 + 3) / 2, max 3
+
+
+async def test_a_sweep_request_no_busy_sample_saw_has_the_concurrency_it_was_sent_at():
+    async with server(lambda request: httpx.Response(200, content=STREAM.encode())) as client:
+        window = await measure.measure(client, URL, [RequestSpec()] * 2, None, lambda: False, tag="t")
+    assert [(r.concurrency_mean, r.concurrency_max) for r in window.records] == [(2.0, 2), (2.0, 2)]
+
+
 async def test_one_failed_request_leaves_the_others_and_all_failed_raises_the_first():
     def handler(request: httpx.Request) -> httpx.Response:
         prompt = json.loads(request.content)["prompt"]
