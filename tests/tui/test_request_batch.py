@@ -13,7 +13,7 @@ from __future__ import annotations
 from collectors.requests.proxy_record import with_busy
 from collectors.requests.record import busy_figures
 from tests.support import synthetic
-from tests.support.dashboard import FakeCollector, FakeSampler, text_of
+from tests.support.dashboard import FakeCollector, FakeSampler, text_of, wait_until
 from tui.app import SpectopApp
 from tui.config import Settings
 from tui.widgets.requests_table import RequestsTable
@@ -42,7 +42,7 @@ async def test_a_probe_alone_and_a_proxied_request_alone_show_batch_1():
         probe = synthetic.record(request_id="probe1", busy_samples=ALONE)
         proxied = with_busy(synthetic.record(request_id="proxied1", tag="proxy", busy_samples=()), ALONE)
         app.add_records([probe, proxied])
-        await pilot.pause()
         table = app.query_one(RequestsTable)
+        await wait_until(pilot, lambda: "proxied1" in text_of(table) and "probe1" in text_of(table))
         assert batch_shown(table, "probe1") == "1.0"
         assert batch_shown(table, "proxied1") == "1.0"

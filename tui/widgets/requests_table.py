@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from rich.text import Text
+from textual import events
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowKey
 
@@ -60,8 +61,10 @@ def _signature(cell: object) -> object:
 class RequestsTable(DataTable):
     """Rows keyed by request id (or slot), rewritten only where they changed; click a header to sort.
 
-    The last cells shown are kept per row, so an update rewrites only the cells whose text changed
-    and adds or removes only the rows that appeared or went: a full table is 200 rows of 14 cells.
+    Until a header is clicked, requests come first, newest (latest to end) first, then the server's
+    slots by slot id: rows are placed again when one is added, not only appended. The last cells
+    shown are kept per row, so an update rewrites only the cells whose text changed and adds or
+    removes only the rows that appeared or went: a full table is 200 rows of 14 cells.
     """
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -74,6 +77,8 @@ class RequestsTable(DataTable):
         self._slot_ids: dict[int, None] = {}  # slots seen busy, least recently busy first: each keeps its row
         self._record_keys: set[str] = set()
         self._record_cells: dict[str, tuple[RequestRecord, Attribution | None, list[object]]] = {}
+        self._done_s: dict[str, float] = {}  # request id -> when it ended, for the default order
+        self._place_rows = False  # rows were added: sort them into the default order when idle
 
     def record_cells(self, r: RequestRecord, attribution: Attribution | None) -> list[object]:
         lat = r.latency
@@ -147,11 +152,12 @@ class RequestsTable(DataTable):
             cache[r.request_id] = known
             wanted[r.request_id] = known[2]
         self._record_cells = cache
+        self._done_s = {key: known[0].t_done_s for key, known in cache.items()}
         self._record_keys = self._sync(self._record_keys, wanted)
 
     def _sync(self, owned: set[str], wanted: dict[str, list[object]]) -> set[str]:
         """Make the rows in `owned` those in `wanted`, touching only what differs; returns the new keys."""
-        changed = False
+        changed = added = False
         for key in owned - wanted.keys():
             self.remove_row(key)
             del self._shown[key]
@@ -160,7 +166,7 @@ class RequestsTable(DataTable):
             shown = self._shown.get(key)
             if shown is None:
                 self.add_row(*cells, key=key)
-                changed = True
+                changed = added = True
             elif shown != signatures:
                 for (_, column), value, was, now in zip(COLUMNS, cells, shown, signatures):
                     if was != now:
@@ -169,7 +175,25 @@ class RequestsTable(DataTable):
             self._shown[key] = signatures
         if changed and self._sort:
             self.sort(self._sort[0], key=_sortable, reverse=self._sort[1])
+        elif added and not self._sort:  # a new row is appended: put in its place once measured
+            self._place_rows = True
+            self.check_idle()
         return set(wanted)
+
+    async def _on_idle(self, event: events.Idle) -> None:
+        """DataTable measures new rows when idle; a sort before that renders the rows with the old
+        column widths and caches them so (ids cut to two letters), so the rows are placed after."""
+        await super()._on_idle(event)  # Textual calls DataTable's own handler again: then a no-op
+        if self._place_rows:
+            self._place_rows = False
+            self.sort("id", "who", key=self._default_order)
+
+    def _default_order(self, cells: tuple[object, object]) -> tuple[int, float]:
+        """Requests newest first, then the slots by id (numerically: slot 10 after slot 9)."""
+        row_id, who = (str(c.plain if isinstance(c, Text) else c) for c in cells)
+        if who == "server":  # a slot's row (a request's `who` is its source: probe, log s0, ...)
+            return (1, float(row_id.removeprefix("slot ")))
+        return (0, -self._done_s.get(row_id, 0.0))
 
     def _rewrite_cell(self, row_key: str, column: str, value: object) -> None:
         """DataTable.update_cell, re-rendering only this row.
