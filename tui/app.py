@@ -158,7 +158,7 @@ class SpectopApp(App[None]):
             return
         self.add_records([message.record])
         r = message.record
-        said = f"{r.committed_tokens} tokens, {num(r.tok_s)} tok/s, acceptance {pct(r.acceptance)}"
+        said = f"{r.committed_tokens} tokens, {num(r.tok_s)} tok/s, acceptance {pct(r.acceptance, 1)}"
         self.notify(said, title="probe", markup=False)
 
     def on_log_requests_read(self, message: messages.LogRequestsRead) -> None:

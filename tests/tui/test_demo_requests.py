@@ -74,7 +74,7 @@ def test_the_demo_requests_tab_shows_each_logged_request_with_its_figures(monkey
     # by hand: steps after the first token T - 1 - A; G = 1 + A / steps; width = 1 + D / steps
     steps = tokens - 1 - accepted
     assert row[2] == str(tokens)
-    assert row[3] == f"{100 * accepted / drafted:.0f} %"
+    assert row[3] == f"{100 * accepted / drafted:.1f} %"  # one decimal, as vLLM's tools show it
     assert row[4] == f"{1 + drafted / steps:.2f}" and row[6] == f"{1 + accepted / steps:.2f}"
     assert row[5] == "1.0"  # the demo's first phase: one request at a time
     assert float(row[8].rstrip("*")) > 0  # its share of the meter's joules per token

@@ -57,7 +57,7 @@ class DraftingPanel(Panel):
         out = [
             line(
                 ("acceptance ", "dim"),
-                (pct(s.acceptance), "bold"),
+                (pct(s.acceptance, 1), "bold"),
                 ("  G ", "dim"),
                 (num(s.mean_advance, ".2f"), "bold"),
             ),

@@ -93,7 +93,7 @@ class RequestsTable(DataTable):
             r.request_id,
             who,
             num(r.committed_tokens, "d"),
-            pct(r.acceptance),
+            pct(r.acceptance, 1),
             num(r.verified_width, ".2f"),
             num(r.concurrency_mean, ".1f"),
             num(r.mean_advance, ".2f"),
