@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from collectors.live.accounting import TOK_S_WINDOW_S
 from collectors.live.verdict import void_warning, with_void
 from tui.config import Settings
 from tui.fleet import Fleet
@@ -86,7 +87,8 @@ class LivePainter:
         state = self.fleet.state
         warning = self.show_sources(screen)
         if state.latest is not None:  # drafting over the rolling window (one poll's is often empty)
-            screen.show_snapshot(state.latest, state.drafting() or state.latest, state.tok_s, warning)
+            recent = (state.ledger.recent_tok_s(), TOK_S_WINDOW_S)
+            screen.show_snapshot(state.latest, state.drafting() or state.latest, state.tok_s, warning, recent)
         self.paint(screen)  # the idle baseline comes from idle polls
         screen.show_slots(state.latest, state.slot_tok_s)
         latest = state.latest  # "not exported" only from a poll that read the page and found none

@@ -124,9 +124,14 @@ class DashboardScreen(Screen[None]):
         drafting: ServerSnapshot,
         history_tok_s: Sequence[float],
         void_warning: str | None,
+        recent_tok_s: tuple[float | None, float] | None = None,
     ) -> None:
-        """Throughput from the latest poll; drafting over the rolling window (`LiveState.drafting`)."""
-        self.throughput_panel.view = ThroughputView(snapshot, tuple(history_tok_s)[-SPARKLINE_POINTS:])
+        """Throughput from the latest poll, its tokens/s over the last polls (`recent_tok_s`: the
+        figure and its window, `LiveLedger.recent_tok_s`); drafting over the rolling window
+        (`LiveState.drafting`)."""
+        recent, recent_s = recent_tok_s if recent_tok_s is not None else (None, None)
+        history = tuple(history_tok_s)[-SPARKLINE_POINTS:]
+        self.throughput_panel.view = ThroughputView(snapshot, history, recent, recent_s)
         self.throughput_panel.set_class(not snapshot.ok, "-failed")
         self.drafting_panel.view = DraftingView(drafting, void_warning)
         self.drafting_panel.set_class(bool(void_warning), "-failed")

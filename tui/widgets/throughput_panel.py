@@ -15,7 +15,9 @@ from tui.widgets.panel import Panel
 @dataclass(frozen=True, slots=True)
 class ThroughputView:
     snapshot: ServerSnapshot
-    history_tok_s: tuple[float, ...]
+    history_tok_s: tuple[float, ...]  # one figure per poll, for the sparkline
+    recent_tok_s: float | None = None  # over the last `recent_s` of polls (LiveLedger.recent_tok_s)
+    recent_s: float | None = None  # None: the latest poll's own figure is shown
 
 
 class ThroughputPanel(Panel):
@@ -27,8 +29,15 @@ class ThroughputPanel(Panel):
         exact = "" if s.live_tok_s_exact or s.live_tok_s is None else " ≥"
         busy = f"{num(s.slots_busy, 'd')}/{num(s.slots_total, 'd')} slots"
         waiting = f", {s.requests_deferred} waiting" if s.requests_deferred else ""
+        if view.recent_s is None:
+            tok_s = line((f"{exact}{num(s.live_tok_s, '.1f')} tok/s", "bold"))
+        else:  # the window said: one poll's second swings by a verify step's tokens
+            tok_s = line(
+                (f"{exact}{num(view.recent_tok_s, '.1f')} tok/s", "bold"),
+                (f" over {view.recent_s:g} s", "dim"),
+            )
         out = [
-            line((f"{exact}{num(s.live_tok_s, '.1f')} tok/s", "bold")),
+            tok_s,
             line(busy + waiting),
             line(("batch/decode ", "dim"), num(s.busy_slots_per_decode, ".2f")),
         ]

@@ -280,3 +280,22 @@ def test_a_window_below_the_idle_baseline_has_no_net_figure_and_says_why():
     assert r.net_mj_per_token is None and r.net_problem == "below the idle baseline: re-measure idle"
     live.known_idle_w = 4.0  # re-measured: 10 mJ/token net
     assert live.rolling().net_mj_per_token == pytest.approx(10.0) and live.rolling().net_problem is None
+
+
+def test_recent_tok_s_is_the_last_polls_tokens_over_their_seconds():
+    live = LiveLedger()
+
+    def poll(t_s: float, window_s: float | None, tok_s: float | None) -> None:
+        base = window_snapshot(t_s, window_tokens=0, slots_busy=1)
+        live.add_snapshot(dataclasses.replace(base, window_s=window_s, live_tok_s=tok_s))
+
+    assert live.recent_tok_s() is None
+    poll(10.0, 1.0, 300.0)  # ended 5 s before the latest: out of the 5 s
+    poll(11.0, 1.0, 100.0)
+    poll(12.5, 1.5, 200.0)
+    poll(13.0, 0.5, None)  # a poll that read no tokens/s: neither its tokens nor its seconds
+    poll(15.0, 2.0, 150.0)
+    # by hand: (100 * 1 + 200 * 1.5 + 150 * 2) / (1 + 1.5 + 2) = 700 / 4.5
+    assert live.recent_tok_s() == pytest.approx(700 / 4.5)
+    live.live_since_s = 12.0  # a sweep ended at 12: the polls begun before it are left out
+    assert live.recent_tok_s() == pytest.approx(300 / 2.0)
