@@ -67,7 +67,7 @@ def test_the_demo_requests_tab_shows_each_logged_request_with_its_figures(monkey
     args = cli.parse(["demo", "--seed", "3", "--tokens", "64"])
     assert args.run(args) == 0
     # the issue's promise: figures within 20 s of opening (about 6 s here: idle, then one request)
-    assert seen["after_s"] <= 20
+    assert seen["after_s"] <= 20, seen["after_s"]
     row = seen["rows"][0]
     slot, task = (int(word[1:]) for word in row[0].split())  # the log's row id: "s<slot> t<task>"
     tokens, drafted, accepted = logged_figures(seen["log"], slot, task)
@@ -76,5 +76,7 @@ def test_the_demo_requests_tab_shows_each_logged_request_with_its_figures(monkey
     assert row[2] == str(tokens)
     assert row[3] == f"{100 * accepted / drafted:.1f} %"  # one decimal, as vLLM's tools show it
     assert row[4] == f"{1 + drafted / steps:.2f}" and row[6] == f"{1 + accepted / steps:.2f}"
-    assert row[5] == "1.0"  # the demo's first phase: one request at a time
+    # the demo's first phase: one request at a time; "—" when no poll fell inside a request shorter
+    # than the poll interval (a logged row's batch is the polls' busy slots)
+    assert row[5] in ("1.0", "—")
     assert float(row[8].rstrip("*")) > 0  # its share of the meter's joules per token
