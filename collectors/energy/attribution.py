@@ -66,8 +66,10 @@ def overlaps(a: RequestRecord, b: RequestRecord) -> bool:
 
 
 def activity(record: RequestRecord) -> ledger.RequestActivity:
+    # events whose times or counts are not the server's (a log's pacing, guessed counts) are spread
+    events = tuple((e.t_s, float(e.n_tokens)) for e in record.events)
     return ledger.RequestActivity(
-        record.request_id, record.t_send_s, record.t_done_s, tuple((e.t_s, e.n_tokens) for e in record.events)
+        record.request_id, record.t_send_s, record.t_done_s, events, spread=not record.tokens_per_event_exact
     )
 
 

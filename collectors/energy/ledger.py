@@ -102,7 +102,10 @@ class RequestActivity:
     request_id: str
     t_start_s: float
     t_end_s: float
-    token_times_s: tuple[tuple[float, int], ...]  # (arrival time, tokens committed then)
+    token_times_s: tuple[tuple[float, float], ...]  # (arrival time, tokens committed then)
+    # True: the times are not when tokens came but a pacing (a log's totals, a poll's count), so each
+    # event's tokens are spread evenly over the time since the one before (the first's since the start)
+    spread: bool = False
 
 
 def attribute_energy_j(
@@ -115,15 +118,21 @@ def attribute_energy_j(
     Power is taken as constant within a meter interval (all two counter reads can say), so an
     interval's joules are prorated by time to its parts between request starts and ends. Each part
     goes to the requests active in all of it, by the tokens each committed in it, equally when none
-    committed (prefill); a part with no active request stays unattributed. Returns (joules per
-    request, unattributed joules); the two add up to the energy of the meter span. Meter times must
-    increase; an interval of zero length (a repeated time) stays unattributed.
+    committed (prefill); a part with no active request stays unattributed. A `spread` request's
+    events are cuts too, so its token rate is constant within a part and its share is the exact
+    ∫ P·rate/Σrate, whatever the meter's rate (lumps split interval by interval read 2158 mJ/token
+    at 5 Hz and 3411 at 10). Returns (joules per request, unattributed joules); the two add up to
+    the energy of the meter span. Meter times must increase; an interval of zero length (a repeated
+    time) stays unattributed.
     """
     per_request = {r.request_id: 0.0 for r in requests}
     unattributed = 0.0
-    edges = sorted({t for r in requests for t in (r.t_start_s, r.t_end_s)})
+    edges = sorted(
+        {t for r in requests for t in (r.t_start_s, r.t_end_s)}
+        | {t for r in requests if r.spread for t, _ in r.token_times_s if r.t_start_s < t < r.t_end_s}
+    )
     by_start = sorted(requests, key=lambda r: r.t_start_s)
-    token_index = {r.request_id: _TokenIndex(r.token_times_s) for r in requests}
+    token_index = {r.request_id: _TokenIndex(r) for r in requests}
     active: dict[str, RequestActivity] = {}
     next_start = 0
     for i in range(1, len(meter_times_s)):
@@ -165,16 +174,34 @@ def every_step_count(committed_tokens: int, accepted: int, requests: int) -> int
 
 
 class _TokenIndex:
-    """A request's committed tokens by time, for counting those in (u, v] by bisection."""
+    """A request's committed tokens by time, for counting those in (u, v] by bisection.
 
-    def __init__(self, token_times_s: Iterable[tuple[float, int]]) -> None:
-        ordered = sorted(token_times_s)
+    A spread request's count is its cumulative curve, linear between events, read at v less at u.
+    """
+
+    def __init__(self, request: RequestActivity) -> None:
+        ordered = sorted(request.token_times_s)
         self.times_s = [t for t, _ in ordered]
-        self.cumulative = [0]
+        self.cumulative = [0.0]
         for _, n in ordered:
             self.cumulative.append(self.cumulative[-1] + n)
+        self.t_start_s = request.t_start_s
+        self.spread = request.spread
 
-    def between(self, u_s: float, v_s: float) -> int:
+    def between(self, u_s: float, v_s: float) -> float:
+        if self.spread:
+            return self._curve(v_s) - self._curve(u_s)
         hi = bisect.bisect_right(self.times_s, v_s)
         lo = bisect.bisect_right(self.times_s, u_s)
         return self.cumulative[hi] - self.cumulative[lo]
+
+    def _curve(self, t_s: float) -> float:
+        """Tokens committed by `t_s`, each event's spread over the gap before it (a lump where none)."""
+        i = bisect.bisect_right(self.times_s, t_s)  # events at or before t_s
+        if i == len(self.times_s):
+            return self.cumulative[i]
+        gap_start_s = max(self.times_s[i - 1] if i else self.t_start_s, self.t_start_s)
+        if t_s <= gap_start_s:
+            return self.cumulative[i]
+        fraction = (t_s - gap_start_s) / (self.times_s[i] - gap_start_s)
+        return self.cumulative[i] + fraction * (self.cumulative[i + 1] - self.cumulative[i])

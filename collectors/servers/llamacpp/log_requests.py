@@ -4,9 +4,9 @@ Pitfalls handled: the log says how long a request took, not when on spectop's cl
 the moment its last line arrived, or, where the log has elapsed-time stamps, the stamp placed on
 the monotonic clock by the least-delayed line seen (a pipe's buffering delays lines, never speeds
 them up); its start is the end less the logged total time. The log gives totals, not per-token
-times: the decode tokens are paced evenly over the logged eval time so energy attribution can
-split them (collectors/energy/attribution.py), and the chunk-gap tails stay unknown rather than read from
-that pacing. A request spectop sent itself is in the log too: `is_own` matches it by its tokens
+times: the first token closes the prompt time and the rest close the eval time, and energy
+attribution spreads each over its time (collectors/energy/attribution.py: lumps split meter interval
+by meter interval made the figure follow the meter's rate); the chunk-gap tails stay unknown. A request spectop sent itself is in the log too: `is_own` matches it by its tokens
 and end time, and the own row (which has the stream's latency) is the one kept. Steps are every
 decode step, T − 1 − A, as for a stream (collectors/requests/streams.py), so G is the sweep's G, not the
 log's `mean len`, which counts drafting steps only. A build that drafts but logs no draft counts
@@ -27,7 +27,6 @@ from collectors.requests.record import RequestRecord, busy_figures
 from collectors.servers.llamacpp.log import LoggedRequest, LogParser, parse_line
 
 TAG = "log"
-MAX_EVENTS = 32  # decode tokens are paced over at most this many synthetic events
 OWN_MATCH_S = 1.0  # an own request and its log block end within this of each other
 
 
@@ -81,16 +80,12 @@ class LogReader:
 
 
 def paced_events(t_first_s: float, t_done_s: float, tokens: int) -> tuple[ChunkEvent, ...]:
-    """The first token at `t_first_s`, the rest spread evenly up to `t_done_s`."""
+    """The first token at `t_first_s`, the rest at `t_done_s`: spread over the eval time when split."""
     if tokens <= 0:
         return ()
-    events = [ChunkEvent(t_first_s, 1)]
-    rest = tokens - 1
-    n = min(rest, MAX_EVENTS)
-    for i in range(n):
-        share = rest * (i + 1) // n - rest * i // n
-        events.append(ChunkEvent(t_first_s + (t_done_s - t_first_s) * (i + 1) / n, share))
-    return tuple(events)
+    if tokens == 1:
+        return (ChunkEvent(t_first_s, 1),)
+    return (ChunkEvent(t_first_s, 1), ChunkEvent(t_done_s, tokens - 1))
 
 
 def to_record(

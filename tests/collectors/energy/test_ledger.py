@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -125,7 +127,12 @@ def test_attribution_prefill_equal_split_and_idle_unattributed():
 
 meter_increments = st.lists(st.floats(min_value=0.0, max_value=50.0), min_size=2, max_size=20)
 raw_requests = st.lists(
-    st.tuples(st.floats(0, 19), st.floats(0, 19), st.lists(st.tuples(st.floats(0, 19), st.integers(1, 5)))),
+    st.tuples(
+        st.floats(0, 19),
+        st.floats(0, 19),
+        st.lists(st.tuples(st.floats(0, 19), st.integers(1, 5))),
+        st.booleans(),
+    ),
     min_size=1,
     max_size=5,
 )
@@ -137,8 +144,8 @@ def meter_and_requests(increments, raw):
     for inc in increments:
         energy.append(energy[-1] + inc)
     requests = [
-        ledger.RequestActivity(str(i), min(a, b), max(a, b) + 0.5, tuple(tokens))
-        for i, (a, b, tokens) in enumerate(raw)
+        ledger.RequestActivity(str(i), min(a, b), max(a, b) + 0.5, tuple(tokens), spread=spread)
+        for i, (a, b, tokens, spread) in enumerate(raw)
     ]
     return times, energy, requests
 
@@ -169,6 +176,18 @@ def test_a_request_gets_no_more_than_the_energy_of_its_own_span(increments, raw)
         t0, t1 = max(r.t_start_s, times[0]), min(r.t_end_s, times[-1])
         own_span_j = ledger.window_energy_j(times, energy, t0, t1) if t0 < t1 else 0.0
         assert per_request[r.request_id] <= own_span_j + 1e-6
+
+
+def test_a_spread_request_takes_its_tokens_rate_not_its_lumps():
+    # 10 W over [0, 2]; a commits 10 tokens paced as one lump at 2 s (spread: 5 a second over [0, 2]),
+    # b commits 5 at 0.5 s and 5 at 1.5 s. Second 1: a 5 of 10 tokens, 5 J; second 2 the same: a 10 J.
+    a = ledger.RequestActivity("a", 0.0, 2.0, ((2.0, 10.0),), spread=True)
+    b = ledger.RequestActivity("b", 0.0, 2.0, ((0.5, 5.0), (1.5, 5.0)))
+    per_request, _ = ledger.attribute_energy_j([0.0, 1.0, 2.0], [0.0, 10.0, 20.0], [a, b])
+    assert per_request == {"a": pytest.approx(10.0), "b": pytest.approx(10.0)}
+    # as a lump, a had nothing in the first second and its 10 tokens beside b's 5 in the second
+    lump, _ = ledger.attribute_energy_j([0.0, 1.0, 2.0], [0.0, 10.0, 20.0], [replace(a, spread=False), b])
+    assert lump["a"] == pytest.approx(10 * 10 / 15)
 
 
 def test_one_committed_token_is_a_figure():
