@@ -64,7 +64,7 @@ class LiveState:
 
         True when a figure changed (the requests table needs them again).
         """
-        return self.book.settle(self.ledger.power)
+        return self.book.settle(self.ledger.power, self.ledger.snapshots)
 
     def attribution(self) -> Mapping[str, Attribution]:
         """Each record's share of the meter's energy, settled first."""

@@ -5,8 +5,10 @@ computed when a record arrives is stale as soon as an overlapping one comes: eac
 connected group of overlapping records for recomputation. A record arrives before the meter has
 read past its end: its figure waits (no partial figure shown as the value) and is computed when the
 meter catches up. A record dropped from the table still ran: it stays an input while a kept record
-overlaps it. The server busy with more requests than spectop's own overlapping ones means traffic
-spectop did not see shared the energy: the figure is marked `shared`, not shown as the request's.
+overlaps it. Traffic spectop did not see shares the meter: where the server counted its tokens over
+the request (unseen.py), that traffic takes its share by tokens, and a figure waits for the poll
+that counts past its end; where it did not, a server busier than spectop's own overlapping
+requests marks the figure `shared`, not shown as the request's own.
 The split itself is `ledger.attribute_energy_j` (pure); this module keeps the books around it.
 """
 
@@ -18,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from collectors.energy import ledger
+from collectors.energy import ledger, unseen
 from collectors.requests.record import RequestRecord
 
 
@@ -40,7 +42,10 @@ class Attribution:
     committed_tokens: int | None
     covered: bool  # meter readings reach both ends of the request; else energy_j is a lower bound
     own_concurrency: int  # most of spectop's requests running at once while it ran, itself included
-    shared: bool  # the server was busier than that: traffic spectop did not see ran beside it
+    shared: bool  # the server was busier than that, and its counts did not say by how many tokens
+    unseen_tokens: float | None = (
+        None  # the server's tokens meanwhile that were not spectop's; None: not counted
+    )
 
     @property
     def mj_per_token(self) -> float | None:
@@ -89,21 +94,35 @@ def own_concurrency(record: RequestRecord, others: Iterable[RequestRecord]) -> i
 
 
 def attribute_records(
-    records: Sequence[RequestRecord], meter_times_s: Sequence[float], meter_energies_j: Sequence[float]
+    records: Sequence[RequestRecord],
+    meter_times_s: Sequence[float],
+    meter_energies_j: Sequence[float],
+    polls: Sequence[unseen.TokenPoll] = (),
+    own: Sequence[RequestRecord] | None = None,
+    await_counts: bool = False,
 ) -> dict[str, Attribution]:
-    """Every record's attribution from the records and the meter series together (pure)."""
-    joules, _ = ledger.attribute_energy_j(meter_times_s, meter_energies_j, [activity(r) for r in records])
+    """Every record's attribution from the records, the meter series and the server's polls (pure).
+
+    The unseen traffic is the polls' tokens less those of `own` (spectop's requests; default
+    `records`). `await_counts`: a record the polls do not count past is not covered yet.
+    """
+    acts = [activity(r) for r in records]
+    others = unseen.unseen_windows(polls, acts if own is None else [activity(r) for r in own])
+    shares = [(w.t0_s, w.t1_s, w.share) for w in others]
+    joules, _ = ledger.attribute_energy_j(meter_times_s, meter_energies_j, acts, shares)
     first_s = meter_times_s[0] if meter_times_s else float("inf")
     last_s = meter_times_s[-1] if meter_times_s else float("-inf")
     out = {}
     for r in records:
-        own = own_concurrency(r, records)
+        own_at_once = own_concurrency(r, records)
+        counted = unseen.counts_cover(polls, r.t_send_s, r.t_done_s)
         out[r.request_id] = Attribution(
             energy_j=joules[r.request_id],
             committed_tokens=r.committed_tokens,
-            covered=first_s <= r.t_send_s and r.t_done_s <= last_s,
-            own_concurrency=own,
-            shared=shared_with_unseen(r.concurrency_max, own),
+            covered=first_s <= r.t_send_s and r.t_done_s <= last_s and (counted or not await_counts),
+            own_concurrency=own_at_once,
+            shared=shared_with_unseen(r.concurrency_max, own_at_once) and not counted,
+            unseen_tokens=unseen.unseen_tokens(others, r.t_send_s, r.t_done_s) if counted else None,
         )
     return out
 
@@ -153,38 +172,53 @@ class AttributionBook:
             self._waiting.discard(dropped)
         self._forget_dropped()
 
-    def pending(self, last_meter_t_s: float | None) -> bool:
-        """Whether `settle` would recompute anything, given the meter's latest reading time."""
+    def pending(self, last_meter_t_s: float | None, counted_until_s: float | None = None) -> bool:
+        """Whether `settle` would recompute anything, given the meter's latest reading time and,
+        where the server counts its tokens, its latest poll's time."""
         if self._dirty:
             return True
         return last_meter_t_s is not None and any(
-            self.records[k].t_done_s <= last_meter_t_s for k in self._waiting
+            self._due(self.records[k], last_meter_t_s, counted_until_s) for k in self._waiting
         )
 
-    def settle(self, meter: Sequence[MeterPoint]) -> bool:
-        """Recompute what new records or new meter readings change; True when any result changed."""
+    @staticmethod
+    def _due(record: RequestRecord, last_meter_t_s: float, counted_until_s: float | None) -> bool:
+        return record.t_done_s <= last_meter_t_s and (
+            counted_until_s is None or record.t_done_s <= counted_until_s
+        )
+
+    def settle(self, meter: Sequence[MeterPoint], polls: Sequence[unseen.TokenPoll] = ()) -> bool:
+        """Recompute what new records, meter readings or polls change; True when any result changed.
+
+        `polls` are the server's: where the latest counts tokens, a figure waits for a poll past its end.
+        """
         last_s = meter[-1].t_s if meter else None
-        if not self.pending(last_s):
+        counting = bool(polls) and polls[-1].window_tokens is not None
+        counted_until_s = polls[-1].taken_at_s if counting else None
+        if not self.pending(last_s, counted_until_s):
             return False
         if last_s is not None:
-            self._dirty.update(k for k in self._waiting if self.records[k].t_done_s <= last_s)
+            self._dirty.update(
+                k for k in self._waiting if self._due(self.records[k], last_s, counted_until_s)
+            )
         points = list(meter)
         times_s = [p.t_s for p in points]
         energies_j = [p.energy_j for p in points]
+        inputs = list(self._inputs.values())
         changed = False
-        for group in overlap_groups(self._inputs.values()):
+        for group in overlap_groups(inputs):
             if not any(r.request_id in self._dirty for r in group):
                 continue
             # the meter points around the group: one at or before its start, one at or after its end
             lo = max(0, bisect.bisect_right(times_s, min(r.t_send_s for r in group)) - 1)
             hi = bisect.bisect_left(times_s, max(r.t_done_s for r in group)) + 1
-            results = attribute_records(group, times_s[lo:hi], energies_j[lo:hi])
+            results = attribute_records(group, times_s[lo:hi], energies_j[lo:hi], polls, inputs, counting)
             for key, result in results.items():
                 if key not in self.records:
                     continue  # a dropped record: an input only
                 changed = changed or self.results.get(key) != result
                 self.results[key] = result
-                if last_s is None or last_s < self.records[key].t_done_s:
+                if last_s is None or not self._due(self.records[key], last_s, counted_until_s):
                     self._waiting.add(key)
                 else:
                     self._waiting.discard(key)

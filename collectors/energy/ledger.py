@@ -112,6 +112,7 @@ def attribute_energy_j(
     meter_times_s: Sequence[float],
     meter_energies_j: Sequence[float],
     requests: Sequence[RequestActivity],
+    unseen_shares: Sequence[tuple[float, float, float]] = (),
 ) -> tuple[dict[str, float], float]:
     """Split the meter's joules over the requests active when they were spent.
 
@@ -121,7 +122,10 @@ def attribute_energy_j(
     committed (prefill); a part with no active request stays unattributed. A `spread` request's
     events are cuts too, so its token rate is constant within a part and its share is the exact
     ∫ P·rate/Σrate, whatever the meter's rate (lumps split interval by interval read 2158 mJ/token
-    at 5 Hz and 3411 at 10). Returns (joules per request, unattributed joules); the two add up to
+    at 5 Hz and 3411 at 10). `unseen_shares` are (start, end, share) of windows in which traffic
+    the requests are not among took that share of the joules (collectors/energy/unseen.py); it is
+    taken off each part in them first. Returns (joules per request, unattributed joules, the unseen
+    traffic's among them); the two add up to
     the energy of the meter span. Meter times must increase; an interval of zero length (a repeated
     time) stays unattributed.
     """
@@ -130,9 +134,12 @@ def attribute_energy_j(
     edges = sorted(
         {t for r in requests for t in (r.t_start_s, r.t_end_s)}
         | {t for r in requests if r.spread for t, _ in r.token_times_s if r.t_start_s < t < r.t_end_s}
+        | {t for w in unseen_shares for t in w[:2]}
     )
+    windows = sorted(unseen_shares)
+    window_starts = [w[0] for w in windows]
     by_start = sorted(requests, key=lambda r: r.t_start_s)
-    token_index = {r.request_id: _TokenIndex(r) for r in requests}
+    token_index = {r.request_id: TokenCurve(r) for r in requests}
     active: dict[str, RequestActivity] = {}
     next_start = 0
     for i in range(1, len(meter_times_s)):
@@ -155,6 +162,12 @@ def attribute_energy_j(
             if not active:
                 unattributed += part_j
                 continue
+            w = (
+                bisect.bisect_right(window_starts, u) - 1
+            )  # windows are cuts: one holds all of the part or none
+            if w >= 0 and v <= windows[w][1]:
+                unattributed += part_j * windows[w][2]
+                part_j *= 1.0 - windows[w][2]
             tokens = {k: token_index[k].between(u, v) for k in active}
             total_tokens = sum(tokens.values())
             for k in active:
@@ -173,7 +186,7 @@ def every_step_count(committed_tokens: int, accepted: int, requests: int) -> int
     return committed_tokens - requests - accepted
 
 
-class _TokenIndex:
+class TokenCurve:
     """A request's committed tokens by time, for counting those in (u, v] by bisection.
 
     A spread request's count is its cumulative curve, linear between events, read at v less at u.

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 from collections import Counter
+from collections.abc import AsyncIterator
+from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
 
-from collectors.energy.attribution import shared_with_unseen
+from collectors.energy import unseen
+from collectors.energy.attribution import activity, shared_with_unseen
 from collectors.errors import SpectopError
 from collectors.export import json_forms
 from collectors.fmt import num, pct
@@ -18,6 +22,8 @@ from collectors.meters import sampling
 from collectors.requests.client import DEFAULT_PROMPT, RequestSpec, stream_request
 from collectors.requests.record import RequestRecord
 from collectors.servers import check_url, default_route, detect, open_collector, registry
+from collectors.servers.base import Collector
+from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep.plan import MAX_TOKENS
 from tui.commands import _common as opts
 
@@ -48,7 +54,11 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-async def send(args: argparse.Namespace) -> RequestRecord:
+POLL_S = 0.5  # the server's token counts are read this often while the probe runs
+
+
+async def send(args: argparse.Namespace) -> tuple[RequestRecord, list[ServerSnapshot]]:
+    """The probe's record, and the server's polls from before it was sent to after it ended."""
     url = check_url(args.server)
     if args.tokens < 1:
         raise SpectopError(f"--tokens must be at least 1, not {args.tokens}", "e.g. --tokens 128")
@@ -57,29 +67,83 @@ async def send(args: argparse.Namespace) -> RequestRecord:
         backend = await detect(url, client)
         route = args.route or default_route(backend)
         spec = RequestSpec(prompt=args.prompt, max_tokens=args.tokens, route=route, dialect=backend)
-        busy = open_collector(url, backend, client=client).busy_slots
-        return await stream_request(client, url, spec, busy_probe=busy, tag="probe")
+        collector = open_collector(url, backend, client=client)
+        polls = [await collector.poll()]  # the base the first window counts from
+        async with polling(collector, POLL_S) as during:
+            record = await stream_request(client, url, spec, busy_probe=collector.busy_slots, tag="probe")
+        polls += [*during, await collector.poll()]
+        return record, polls
     finally:
         await client.aclose()
 
 
+@contextlib.asynccontextmanager
+async def polling(collector: Collector, period_s: float) -> AsyncIterator[list[ServerSnapshot]]:
+    """The collector's snapshots every `period_s` while the block runs; stopped by a flag as well
+    as a cancel (a cancel can be swallowed by a bounded read, collectors/requests/client.py)."""
+    polls: list[ServerSnapshot] = []
+    stopped = False
+
+    async def poll() -> None:
+        while not stopped:
+            await asyncio.sleep(period_s)
+            snap = await collector.poll()
+            if not stopped:
+                polls.append(snap)
+
+    task = asyncio.create_task(poll())
+    try:
+        yield polls
+    finally:
+        stopped = True
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
 def run(args: argparse.Namespace) -> int:
     with sampling(args.meter) as sampler:
-        record = asyncio.run(send(args))
+        record, polls = asyncio.run(send(args))
         energy = json_forms.energy_dict(sampler, record.t_send_s, record.t_done_s, record.committed_tokens)
     if energy is not None:
-        # the meter sees the whole device: the server busier than this one request means others shared it
-        energy["shared_with_other_requests"] = shared_with_unseen(record.concurrency_max, own_concurrency=1)
+        energy = own_part(energy, record, polls)
     if args.json:
         opts.print_json({**json_forms.request_dict(record), "energy": energy})
     else:
         table = render(record)
         for name, value in opts.energy_rows(energy):
             table.add_row(name, value)
-        if energy and energy["shared_with_other_requests"]:
+        if energy and energy["own_share"] is not None and energy["own_share"] < 1:
+            table.add_row(
+                "split",
+                f"{pct(energy['own_share'], 1)} of the device's energy: the server made "
+                f"{num(energy['unseen_tokens'], ',.0f')} tokens for other requests meanwhile",
+            )
+        elif energy and energy["shared_with_other_requests"]:
             table.add_row("note", "other requests ran meanwhile: the energy is the whole device's")
         opts.console().print(table)
     return 0 if record.ok else 1
+
+
+def own_part(energy: dict[str, Any], record: RequestRecord, polls: list[ServerSnapshot]) -> dict[str, Any]:
+    """The energy block with the probe's own share where the server counted its tokens meanwhile.
+
+    The meter sees the whole device: beside other requests the probe's share is its tokens over
+    all the server made in its span (collectors/energy/unseen.py). Without the counts, a server
+    busier than this one request says only that others shared it.
+    """
+    tokens = record.committed_tokens or 0
+    share = unseen.own_share(activity(record), tokens, polls)
+    out = {**energy, "device_energy_j": energy["energy_j"], "own_share": share, "unseen_tokens": None}
+    if share is None:
+        out["shared_with_other_requests"] = shared_with_unseen(record.concurrency_max, own_concurrency=1)
+        return out
+    out["unseen_tokens"] = round(tokens / share - tokens)
+    out["shared_with_other_requests"] = share < 1
+    out["energy_j"] = energy["energy_j"] * share
+    if energy["mj_per_token"] is not None:
+        out["mj_per_token"] = energy["mj_per_token"] * share
+    return out
 
 
 def render(record: RequestRecord) -> Table:

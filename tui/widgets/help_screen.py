@@ -31,8 +31,9 @@ draft survived to position j.
 
 **mJ/token** window joules over committed tokens (never a mean of per-request ratios); **net**
 subtracts the idle power over the window. Per-request mJ/token splits the meter's energy over
-spectop's requests running at the time, by the tokens each committed; `*` after it: the server was
-busier than spectop's own requests, so traffic spectop did not see shared that energy.
+spectop's requests running at the time, by the tokens each committed, and gives traffic spectop did
+not send its share by the tokens the server counted; `*` after it: the server was busier than
+spectop's own requests and did not count its tokens, so that traffic shared the energy shown.
 
 **gaps**: a drafting server sends a verify step as a burst of events microseconds apart, so the
 tails (p95, p99, max) are what a reader feels; TTFT is separate.

@@ -28,6 +28,8 @@ def detail_lines(r: RequestRecord, share: Attribution | None) -> list[tuple[str,
     mj = num(share.mj_per_token if share else None, ".0f")
     if share and share.shared and share.mj_per_token is not None:
         mj += " (shared with traffic spectop did not see)"
+    elif share and share.unseen_tokens and share.mj_per_token is not None:
+        mj += f" (other traffic's {share.unseen_tokens:,.0f} tokens meanwhile took their share)"
     return [
         ("source", r.tag or "client"),
         ("model", r.model or "—"),
