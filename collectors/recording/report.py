@@ -3,17 +3,21 @@
 The figures are the dashboard's definitions, computed once here: a request's mJ/token is its
 share of the meter's energy split by committed tokens among the requests that ran beside it
 (collectors/energy/attribution.py); a batch level's mJ/token is the joules of the poll windows spent at
-that many busy slots over the tokens those windows generated (Eq. 3, collectors/docs/energy-ledger.md),
+that level over the tokens those windows generated (Eq. 3, collectors/docs/energy-ledger.md),
 never a mean of per-window ratios.
 
-Pitfalls handled: a poll window the meter does not cover at both ends adds its time and tokens
-but no joules, and the level's energy figures are then left out rather than understated
-(`covered: false`); failed polls and windows without a busy-slot count are not a level.
+Pitfalls handled: the busy slots at the poll instant are not the window's level (a request that
+ended a moment before the poll put its tokens at level 0), so a window's level is the mean
+concurrency of the recorded requests over the time any of them ran in it, or the server's
+requests per decode step over the window where that is higher (traffic not recorded), and the
+busy slots at the poll only where neither says; a window the meter does not cover at both ends
+is left out (and counted), not the whole level; failed polls are not a level.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 from collectors.energy import ledger
@@ -43,17 +47,19 @@ def summarize_recording(recording: Recording) -> dict[str, Any]:
         "meter": recording.meter.name if recording.meter else None,
         "duration_s": recording.duration_s,
         "polls": len(polls),
-        "requests": request_rows(list(records.values()), readings),
-        "batch_levels": batch_levels(polls, readings),
+        "requests": request_rows(list(records.values()), readings, polls),
+        "batch_levels": batch_levels(polls, readings, list(records.values())),
         "skipped": list(recording.skipped),
     }
 
 
-def request_rows(records: list[RequestRecord], readings: list[MeterReading]) -> list[dict[str, Any]]:
+def request_rows(
+    records: list[RequestRecord], readings: list[MeterReading], polls: Sequence[ServerSnapshot] = ()
+) -> list[dict[str, Any]]:
     book = AttributionBook(max_records=len(records) + 1)
     for record in records:
         book.add(record)
-    book.settle(readings)
+    book.settle(readings, polls)  # traffic the recording has no record of takes its share, as live
     rows = []
     for r in records:
         share = book.results.get(r.request_id)
@@ -79,30 +85,36 @@ def request_rows(records: list[RequestRecord], readings: list[MeterReading]) -> 
     return rows
 
 
-def batch_levels(polls: list[ServerSnapshot], readings: list[MeterReading]) -> list[dict[str, Any]]:
-    """Time, joules and tokens of the poll windows at each busy-slots level, lowest level first."""
+def batch_levels(
+    polls: list[ServerSnapshot], readings: list[MeterReading], records: Sequence[RequestRecord] = ()
+) -> list[dict[str, Any]]:
+    """Time, joules and tokens of the poll windows at each level, lowest level first; a level's
+    `windows_left_out` were not covered by the meter (then `covered` is false)."""
     times_s = [r.t_s for r in readings]
     energies_j = [r.energy_j for r in readings]
     levels: dict[int, dict[str, Any]] = defaultdict(
-        lambda: {"time_s": 0.0, "energy_j": 0.0, "tokens": 0, "covered": True}
+        lambda: {"time_s": 0.0, "energy_j": 0.0, "tokens": 0, "windows": 0, "windows_left_out": 0}
     )
+    spans = [(r.t_send_s, r.t_done_s) for r in records]
     for snap in polls:
-        if not snap.ok or not snap.window_s or snap.slots_busy is None:
+        if not snap.ok or not snap.window_s:
             continue
-        level = levels[snap.slots_busy]
+        t0_s = snap.taken_at_s - snap.window_s
+        busy = window_level(spans, t0_s, snap.taken_at_s, snap.busy_slots_per_decode, snap.slots_busy)
+        if busy is None:
+            continue
+        level = levels[busy]
+        energy_j = ledger.window_energy_j(times_s, energies_j, t0_s, snap.taken_at_s)
+        if energy_j is None:
+            level["windows_left_out"] += 1
+            continue
+        level["windows"] += 1
         level["time_s"] += snap.window_s
         level["tokens"] += snap.window_tokens or 0
-        energy_j = ledger.window_energy_j(
-            times_s, energies_j, snap.taken_at_s - snap.window_s, snap.taken_at_s
-        )
-        if energy_j is None:
-            level["covered"] = False
-        else:
-            level["energy_j"] += energy_j
+        level["energy_j"] += energy_j
     rows = []
     for busy, level in sorted(levels.items()):
-        covered = level["covered"] and bool(readings)
-        energy_j = level["energy_j"] if covered else None
+        energy_j = level["energy_j"] if level["windows"] else None
         rows.append(
             {
                 "busy_slots": busy,
@@ -112,7 +124,34 @@ def batch_levels(polls: list[ServerSnapshot], readings: list[MeterReading]) -> l
                 "mj_per_token": ledger.mj_per_token(energy_j, level["tokens"])
                 if energy_j is not None
                 else None,
-                "covered": covered,
+                "covered": not level["windows_left_out"],
+                "windows": level["windows"],
+                "windows_left_out": level["windows_left_out"],
             }
         )
     return rows
+
+
+def window_level(
+    spans: list[tuple[float, float]],
+    t0_s: float,
+    t1_s: float,
+    per_decode: float | None,
+    busy_at_poll: int | None,
+) -> int | None:
+    """A poll window's batch level: the recorded requests' mean concurrency over the time any ran
+    in it, or the server's requests per decode step where higher; the busy slots at the poll
+    instant only where neither is known. None: nothing says."""
+    spans = [(a, b) for a, b in spans if a < t1_s and t0_s < b]
+    edges = sorted({t0_s, t1_s, *(min(max(t, t0_s), t1_s) for span in spans for t in span)})
+    running_s = request_s = 0.0
+    for u, v in zip(edges, edges[1:]):
+        at_once = sum(1 for a, b in spans if a < v and u < b)  # every span edge is a cut
+        if at_once:
+            running_s += v - u
+            request_s += at_once * (v - u)
+    own = round(request_s / running_s) if running_s > 0 else None
+    server = round(per_decode) if per_decode is not None else None
+    if own is None and server is None:
+        return busy_at_poll
+    return max(own or 0, server or 0)

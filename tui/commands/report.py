@@ -236,11 +236,15 @@ def recording_requests_table(rows: list[dict[str, Any]]) -> Table:
 
 
 def batch_levels_table(rows: list[dict[str, Any]]) -> Table:
-    table = Table(title="energy by batch level seen (busy slots at each poll)")
+    table = Table(title="energy by batch level seen (busy slots: each poll window's mean concurrency)")
     for name in ("busy slots", "time s", "joules", "tokens", "mJ/token"):
         table.add_column(name, justify="right")
+    left_out = sum(r.get("windows_left_out", 0) for r in rows)
+    if left_out:
+        windows = "window" if left_out == 1 else "windows"
+        table.caption = f"{left_out} poll {windows} left out: the meter did not cover them"
     for r in rows:
-        joules = num(r["energy_j"], ".1f") if r["covered"] else "not covered"
+        joules = num(r["energy_j"], ".1f") if r["energy_j"] is not None else "not covered"
         cells = (
             str(r["busy_slots"]),
             num(r["time_s"], ".1f"),

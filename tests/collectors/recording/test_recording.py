@@ -117,7 +117,8 @@ def test_a_torn_line_is_skipped_and_a_foreign_file_is_refused(tmp_path):
 def test_energy_by_batch_level_is_window_joules_over_window_tokens(tmp_path):
     path = tmp_path / "session.jsonl"
     rec = recorder(path)
-    base = synthetic.snapshots()[1]
+    # a server that gives neither requests per decode step nor records: the busy slots at the poll
+    base = dataclasses.replace(synthetic.snapshots()[1], busy_slots_per_decode=None)
     # 100 W throughout; two seconds at 1 busy slot (10 + 30 tokens), one at 4 (200 tokens)
     rec.meter([MeterReading(float(t), 100.0 * t, 100.0) for t in range(0, 6)])
     for t_s, busy, tokens in ((1.0, 1, 10), (2.0, 1, 30), (3.0, 4, 200), (9.0, 2, 50)):
@@ -131,7 +132,10 @@ def test_energy_by_batch_level_is_window_joules_over_window_tokens(tmp_path):
         5000.0
     )
     assert levels[4]["mj_per_token"] == pytest.approx(500.0)
-    assert not levels[2]["covered"] and levels[2]["mj_per_token"] is None  # past the meter's last reading
+    # past the meter's last reading: left out, and its level has no figure
+    assert (
+        not levels[2]["covered"] and levels[2]["mj_per_token"] is None and levels[2]["windows_left_out"] == 1
+    )
 
 
 def test_the_request_rows_carry_the_records_own_figures(tmp_path):
