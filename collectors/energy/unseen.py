@@ -7,9 +7,10 @@ the tokens spectop's own requests did not commit in that window are the unseen t
 the split (ledger.attribute_energy_j) gives them their share by tokens before splitting the rest.
 
 Pitfalls handled: the server counts a token when it decodes it, spectop when the chunk arrives a
-few milliseconds later, so one window's unseen count can come out ±1 token; a negative count is
-kept as a debt against the next windows (the running maximum of server − own along a chain of
-adjacent windows), so that noise neither accumulates nor is clipped into phantom traffic. A poll
+few milliseconds later, so at a poll the server can lead spectop by a step's tokens (5 with a
+4-token draft) and give them back by the next; the unseen tokens by a window's end are the least
+lead (server − own, along the chain of adjacent windows) then or later, never a lead clipped
+window by window, which made a lone probe share its energy with traffic that never ran. A poll
 that counted nothing (a failed poll, a server restart) breaks the chain: coverage starts again.
 """
 
@@ -73,17 +74,25 @@ def unseen_windows(polls: Iterable[TokenPoll], own: Sequence[ledger.RequestActiv
     """
     curves = [(a.t_start_s, a.t_end_s, ledger.TokenCurve(a)) for a in own]
     spans = _merged((a.t_start_s, a.t_end_s) for a in own)
+    windows = counting_windows(polls)
+    own_counts = [
+        sum(c.between(t0_s, t1_s) for a_s, b_s, c in curves if a_s < t1_s and t0_s < b_s)
+        for t0_s, t1_s, _ in windows
+    ]
+    chained = [k > 0 and windows[k - 1][1] == w[0] for k, w in enumerate(windows)]
+    lead: list[float] = []  # server − own since the chain began, at each window's end
+    for k, (w, own_tokens) in enumerate(zip(windows, own_counts, strict=True)):
+        lead.append((lead[-1] if chained[k] else 0.0) + w[2] - own_tokens)
+    # the unseen tokens by a window's end: the least lead then or later in the chain, so a lead the
+    # server gives back (it counted a token before spectop saw it) is no traffic
+    unseen_by = [0.0] * len(windows)
+    least = float("inf")
+    for k in reversed(range(len(windows))):
+        least = min(lead[k], least if k + 1 < len(windows) and chained[k + 1] else float("inf"))
+        unseen_by[k] = max(0.0, least)
     out = []
-    excess = most = 0.0  # server − own along the chain, and its running maximum
-    seam_s: float | None = None
-    for t0_s, t1_s, server_tokens in counting_windows(polls):
-        if seam_s is None or t0_s != seam_s:
-            excess = most = 0.0  # a new chain: nothing carries over a gap in the counts
-        own_tokens = sum(c.between(t0_s, t1_s) for a_s, b_s, c in curves if a_s < t1_s and t0_s < b_s)
-        excess += server_tokens - own_tokens
-        unseen = max(0.0, excess - most)
-        most = max(most, excess)
-        seam_s = t1_s
+    for k, ((t0_s, t1_s, _), own_tokens) in enumerate(zip(windows, own_counts, strict=True)):
+        unseen = unseen_by[k] - (unseen_by[k - 1] if chained[k] else 0.0)
         running_s = sum(max(0.0, min(b, t1_s) - max(a, t0_s)) for a, b in spans)
         beside = unseen * running_s / (t1_s - t0_s)
         share = beside / (beside + own_tokens) if beside + own_tokens > 0 else 0.0

@@ -42,5 +42,7 @@ def test_probe_busy_count_per_dialect(fake, dialect, route, busy, monkeypatch):
     monkeypatch.setattr(probe, "stream_request", fake_stream)
     with serving(fake) as url:
         args = argparse.Namespace(server=url, api_key=None, tokens=8, prompt="hi", route=None)
-        assert asyncio.run(probe.send(args)) == "record"
+        record, polls = asyncio.run(probe.send(args))
+    assert record == "record"
     assert seen == {"dialect": dialect, "route": route, "busy": busy}
+    assert len(polls) >= 2  # before it was sent and after it ended: the windows its energy split reads

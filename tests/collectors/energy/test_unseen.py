@@ -56,14 +56,24 @@ def test_a_probe_beside_fifteen_busy_slots_gets_a_sixteenth(rate_hz: int) -> Non
 
 def test_alone_with_a_token_of_timing_noise_a_probe_keeps_its_whole_energy() -> None:
     # the server counts a token a few ms before spectop sees it: 21, 19, 21, 19 where the probe saw
-    # 20 a second. No other traffic ran: the early token counts once (server − own peaks at +1),
-    # not once per window it led in (2); it takes 1/21 of the first second: 37.6 W · (20/21 + 3 s)
-    # = 148.6 J, 1857 mJ/token.
+    # 20 a second; it leads by one at 11 and 13 s and gives it back by the next poll. No other
+    # traffic ran, so nothing is unseen (clipped window by window it read 2 tokens; the running
+    # peak of the lead, 1): 37.6 W · 4 s = 150.4 J / 80 = 1880 mJ/token.
     alone = record("r1", 10.0, 14.0, 80, concurrency_max=1)
     counts = {9.0: 0, 10.0: 0, 11.0: 21, 12.0: 19, 13.0: 21, 14.0: 19, 15.0: 0}
     result = attribute_records([alone], *meter(10), polls_of(counts, 8.0))["r1"]
-    assert result.unseen_tokens == pytest.approx(1.0)
-    assert result.mj_per_token == pytest.approx(1857, rel=0.02)
+    assert result.unseen_tokens == 0.0
+    assert result.mj_per_token == pytest.approx(1880)
+
+
+def test_a_step_the_server_counted_early_is_no_traffic_but_a_real_one_is() -> None:
+    # a drafting server at 16 busy slots leads spectop by 5 tokens at the poll at 12 s and gives
+    # them back: still 1200 unseen over 10-14 s, not 1205
+    counts = dict(SIXTEEN)
+    counts[12.0], counts[13.0] = 325, 315
+    result = attribute_records([PROBE], *meter(10), polls_of(counts, 8.0))["r1"]
+    assert result.unseen_tokens == pytest.approx(1200)
+    assert result.mj_per_token == pytest.approx(117.5, rel=0.01)
 
 
 def test_without_counts_over_the_whole_request_the_figure_is_marked_shared() -> None:
