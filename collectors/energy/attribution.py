@@ -98,16 +98,18 @@ def attribute_records(
     meter_times_s: Sequence[float],
     meter_energies_j: Sequence[float],
     polls: Sequence[unseen.TokenPoll] = (),
-    own: Sequence[RequestRecord] | None = None,
     await_counts: bool = False,
+    others: Sequence[unseen.UnseenWindow] | None = None,
 ) -> dict[str, Attribution]:
     """Every record's attribution from the records, the meter series and the server's polls (pure).
 
-    The unseen traffic is the polls' tokens less those of `own` (spectop's requests; default
-    `records`). `await_counts`: a record the polls do not count past is not covered yet.
+    The unseen traffic is the polls' tokens less the records' (`others`, where the caller worked
+    it out from all of spectop's requests). `await_counts`: a record the polls do not count past
+    is not covered yet.
     """
     acts = [activity(r) for r in records]
-    others = unseen.unseen_windows(polls, acts if own is None else [activity(r) for r in own])
+    if others is None:
+        others = unseen.unseen_windows(polls, acts)
     shares = [(w.t0_s, w.t1_s, w.share) for w in others]
     joules, _ = ledger.attribute_energy_j(meter_times_s, meter_energies_j, acts, shares)
     first_s = meter_times_s[0] if meter_times_s else float("inf")
@@ -115,7 +117,7 @@ def attribute_records(
     out = {}
     for r in records:
         own_at_once = own_concurrency(r, records)
-        counted = unseen.counts_cover(polls, r.t_send_s, r.t_done_s)
+        counted = unseen.counts_cover(others, r.t_send_s, r.t_done_s)
         out[r.request_id] = Attribution(
             energy_j=joules[r.request_id],
             committed_tokens=r.committed_tokens,
@@ -155,6 +157,7 @@ class AttributionBook:
         self._inputs: dict[str, RequestRecord] = {}  # the records, and dropped ones still overlapping one
         self._dirty: set[str] = set()
         self._waiting: set[str] = set()  # computed before the meter read past their end
+        self._activities: dict[str, tuple[RequestRecord, ledger.RequestActivity]] = {}
 
     def add(self, record: RequestRecord) -> None:
         """Store a record (the oldest beyond `max_records` is dropped); its group is recomputed on settle."""
@@ -205,6 +208,7 @@ class AttributionBook:
         times_s = [p.t_s for p in points]
         energies_j = [p.energy_j for p in points]
         inputs = list(self._inputs.values())
+        others = unseen.unseen_windows(polls, [self._activity(r) for r in inputs])
         changed = False
         for group in overlap_groups(inputs):
             if not any(r.request_id in self._dirty for r in group):
@@ -212,7 +216,7 @@ class AttributionBook:
             # the meter points around the group: one at or before its start, one at or after its end
             lo = max(0, bisect.bisect_right(times_s, min(r.t_send_s for r in group)) - 1)
             hi = bisect.bisect_left(times_s, max(r.t_done_s for r in group)) + 1
-            results = attribute_records(group, times_s[lo:hi], energies_j[lo:hi], polls, inputs, counting)
+            results = attribute_records(group, times_s[lo:hi], energies_j[lo:hi], (), counting, others)
             for key, result in results.items():
                 if key not in self.records:
                     continue  # a dropped record: an input only
@@ -225,9 +229,18 @@ class AttributionBook:
         self._dirty.clear()
         return changed
 
+    def _activity(self, record: RequestRecord) -> ledger.RequestActivity:
+        """The record's activity, built once per record (a settle reads every input's)."""
+        known = self._activities.get(record.request_id)
+        if known is None or known[0] is not record:
+            known = (record, activity(record))
+            self._activities[record.request_id] = known
+        return known[1]
+
     def _forget_dropped(self) -> None:
         """Keep a dropped record as an input only while a stored record overlaps it."""
         for key in [k for k in self._inputs if k not in self.records]:
             ghost = self._inputs[key]
             if not any(overlaps(ghost, r) for r in self.records.values()):
                 del self._inputs[key]
+                self._activities.pop(key, None)

@@ -16,6 +16,7 @@ that counted nothing (a failed poll, a server restart) breaks the chain: coverag
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -110,27 +111,27 @@ def _merged(spans: Iterable[tuple[float, float]]) -> list[tuple[float, float]]:
     return out
 
 
-def counts_cover(polls: Iterable[TokenPoll], t0_s: float, t1_s: float) -> bool:
-    """Adjacent counting windows run from at or before `t0_s` to at or after `t1_s`."""
-    reach_s: float | None = None  # the end of the chain that began at or before t0_s
-    for w0_s, w1_s, _ in counting_windows(polls):
-        if reach_s is not None and w0_s == reach_s:
-            reach_s = w1_s
-        elif w0_s <= t0_s:
-            reach_s = w1_s  # a chain starts again (or for the first time) before the span
-        else:
-            reach_s = None  # a gap inside the span
+def counts_cover(windows: Sequence[UnseenWindow], t0_s: float, t1_s: float) -> bool:
+    """Adjacent counting windows (in time order, as `unseen_windows` gives them) run from at or
+    before `t0_s` to at or after `t1_s`."""
+    k = bisect.bisect_right(windows, t0_s, key=lambda w: w.t0_s) - 1  # the last to start at or before t0_s
+    if k < 0:
+        return False
+    while windows[k].t1_s < t1_s:
+        if k + 1 == len(windows) or windows[k + 1].t0_s != windows[k].t1_s:
+            return False  # the counts stop, or a gap in them, inside the span
+        k += 1
+    return True
+
+
+def unseen_tokens(windows: Sequence[UnseenWindow], t0_s: float, t1_s: float) -> float:
+    """The unseen traffic's tokens within [t0_s, t1_s], spread evenly over each window (in time order)."""
+    total = 0.0
+    for w in windows[bisect.bisect_right(windows, t0_s, key=lambda w: w.t1_s) :]:
+        if w.t0_s >= t1_s:
             break
-        if reach_s >= t1_s:
-            return True
-    return False
-
-
-def unseen_tokens(windows: Iterable[UnseenWindow], t0_s: float, t1_s: float) -> float:
-    """The unseen traffic's tokens within [t0_s, t1_s], spread evenly over each window."""
-    return sum(
-        w.unseen_tokens * max(0.0, min(w.t1_s, t1_s) - max(w.t0_s, t0_s)) / (w.t1_s - w.t0_s) for w in windows
-    )
+        total += w.unseen_tokens * (min(w.t1_s, t1_s) - max(w.t0_s, t0_s)) / (w.t1_s - w.t0_s)
+    return total
 
 
 def own_share(own: ledger.RequestActivity, own_tokens: int, polls: Sequence[TokenPoll]) -> float | None:
@@ -138,7 +139,8 @@ def own_share(own: ledger.RequestActivity, own_tokens: int, polls: Sequence[Toke
 
     None when the server's counts do not cover the span (then nothing can be said).
     """
-    if own_tokens <= 0 or not counts_cover(polls, own.t_start_s, own.t_end_s):
+    windows = unseen_windows(polls, [own])
+    if own_tokens <= 0 or not counts_cover(windows, own.t_start_s, own.t_end_s):
         return None
-    others = unseen_tokens(unseen_windows(polls, [own]), own.t_start_s, own.t_end_s)
+    others = unseen_tokens(windows, own.t_start_s, own.t_end_s)
     return own_tokens / (own_tokens + others)

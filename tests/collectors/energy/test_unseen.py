@@ -83,5 +83,7 @@ def test_without_counts_over_the_whole_request_the_figure_is_marked_shared() -> 
     result = attribute_records([PROBE], *meter(10), polls_of(broken, 8.0))["r1"]
     assert result.shared and result.unseen_tokens is None
     assert unseen.own_share(activity(PROBE), 80, polls_of(broken, 8.0)) is None
-    assert not unseen.counts_cover(polls_of(broken, 8.0), 10.0, 14.0)
-    assert unseen.counts_cover(polls_of(broken, 8.0), 12.5, 14.0)  # a chain starts again at 12 s
+    windows = unseen.unseen_windows(polls_of(broken, 8.0), [activity(PROBE)])
+    assert not unseen.counts_cover(windows, 10.0, 14.0)
+    assert unseen.counts_cover(windows, 12.5, 14.0)  # a chain starts again at 12 s
+    assert not unseen.counts_cover(windows, 15.5, 16.5)  # the counts end at 16 s
