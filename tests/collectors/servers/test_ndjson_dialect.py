@@ -66,7 +66,7 @@ def test_spectop_snapshot_shows_the_toy(toy_registered):
 def test_probe_reads_the_ndjson_stream(toy_registered):
     with toy_serving(step_s=STEP_S) as (url, _):
         args = argparse.Namespace(server=url, api_key=None, tokens=TOKENS, prompt="hi", route=None)
-        record = asyncio.run(probe.send(args))
+        record, _ = asyncio.run(probe.send(args))
     assert record.route == "/api/generate" and record.error is None and record.finish_reason == "length"
     assert record.committed_tokens == TOKENS and record.prompt_tokens == 7 and record.tokens_per_event_exact
     profile = record.latency
