@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections import OrderedDict, deque
 from collections.abc import Mapping
-from typing import Any
 
 from collectors.energy.attribution import Attribution, AttributionBook
 from collectors.live.accounting import HISTORY, LiveLedger
@@ -17,6 +16,7 @@ from collectors.live.verdict import LiveEnergy, live_energy
 from collectors.meters import MeterInfo, MeterReading
 from collectors.requests.record import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
+from collectors.sweep.records import Summary
 
 MAX_REQUEST_ROWS = 200
 
@@ -29,7 +29,7 @@ class LiveState:
         self.tok_s: deque[float] = deque(maxlen=HISTORY)
         self.power_w: deque[float] = deque(maxlen=HISTORY)
         self.book = AttributionBook(MAX_REQUEST_ROWS)  # spectop's own requests and their energy
-        self.sweep_summary: dict[str, Any] | None = None
+        self.sweep_summary: Summary | None = None
         self.sweep_running = False
         self.paused = False
         self.slot_tok_s: dict[int, float] = {}  # busy slot -> tokens/s since the previous poll

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
+from collectors.sweep.records import ArmsSummary, Summary
 from collectors.sweep.request import SavedRun
 from tui.config import Settings
 from tui.fleet import Fleet
 from tui.screens.dashboard import DashboardScreen
-from tui.sweep_text import is_arms
 from tui.widgets.sweep_dialog import SweepDialog, arm_field
 
 
@@ -53,7 +52,7 @@ class SweepController:
         if self.on_sweep:
             self.on_sweep(False)
 
-    def finished(self, summary: dict[str, Any], screen: DashboardScreen) -> None:
+    def finished(self, summary: Summary, screen: DashboardScreen) -> None:
         """The run's last event: its summary kept, then as `ended`."""
         self.keep_summary(summary, screen)
         self.ended(screen)
@@ -64,9 +63,9 @@ class SweepController:
         self.keep_summary(run.summary, screen)
         screen.sweep_panel.show_saved(run.summary, str(run.run_dir))
 
-    def keep_summary(self, summary: dict[str, Any], screen: DashboardScreen) -> None:
+    def keep_summary(self, summary: Summary, screen: DashboardScreen) -> None:
         """A paired sweep's rows become the live verdict's reference; a multi-arm one gives width advice."""
-        if is_arms(summary):
-            screen.drafting_panel.set_round_energy(summary.get("round_energy_mj"))
-        elif summary["rows"]:
+        if isinstance(summary, ArmsSummary):
+            screen.drafting_panel.set_round_energy(summary.round_energy_mj)
+        elif summary.rows:
             self.fleet.state.sweep_summary = summary

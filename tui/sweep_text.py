@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
-from collectors.sweep.records import ArmsSummary, PairedSummary, Summary, as_summary
+from collectors.sweep.records import ArmsSummary, PairedSummary, Summary
 
 
-def is_arms(summary: Summary | Mapping[str, Any]) -> bool:
+def is_arms(summary: Summary) -> bool:
     """A multi-arm sweep's summary (an arm x class grid), not a paired one (note 25's table)."""
-    return isinstance(as_summary(summary), ArmsSummary)
+    return isinstance(summary, ArmsSummary)
 
 
-def sweep_headline(summary: Summary | Mapping[str, Any]) -> str:
+def sweep_headline(record: Summary) -> str:
     """One line for a notification: the recommendation, or the best arm per class by energy."""
-    record = as_summary(summary)
     if isinstance(record, PairedSummary):
         return record.recommendation
     batches = len({v.batch for v in record.verdicts}) > 1

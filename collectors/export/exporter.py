@@ -17,7 +17,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any, Protocol
+from typing import Protocol
 
 from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
@@ -27,6 +27,7 @@ from collectors.live.accounting import LiveLedger
 from collectors.meters.sampler import Sampler, mark_at_poll
 from collectors.servers.answers import error_snapshot
 from collectors.servers.snapshot import ServerSnapshot
+from collectors.sweep.records import Summary
 
 
 class Polled(Protocol):
@@ -94,7 +95,7 @@ class SpectopExporter(Collector):
         collector: Polled | None,
         sampler: Sampler | None,
         energy_window_s: float = 30.0,
-        summary: dict[str, Any] | None = None,
+        summary: Summary | None = None,
     ) -> None:
         self.energy_window_s, self.summary = energy_window_s, summary
         self.feeds: list[ServerFeed] = []

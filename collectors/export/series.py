@@ -11,7 +11,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
@@ -21,6 +20,7 @@ from collectors.live.verdict import curve_at, curve_ratio_at
 from collectors.meters import MeterInfo
 from collectors.servers.latency import QUANTILES, ServerLatency
 from collectors.servers.snapshot import ServerSnapshot
+from collectors.sweep.records import Summary
 
 LABELS = ["server", "backend", "model", "draft", "meter", "method", "energy"]
 
@@ -100,7 +100,7 @@ class FeedView:
         return None if value is None or share is None else value * share
 
 
-def draft_energy_ratio(view: FeedView, summary: dict[str, Any] | None) -> tuple[str, float] | None:
+def draft_energy_ratio(view: FeedView, summary: Summary | None) -> tuple[str, float] | None:
     """(source, ratio) of drafting to plain energy at the current batch, as the dashboard's verdict reads it."""
     snap, batch = view.snapshot, view.batch
     if summary is None or snap is None or batch is None:
@@ -115,7 +115,7 @@ def draft_energy_ratio(view: FeedView, summary: dict[str, Any] | None) -> tuple[
     return "live", live / plain
 
 
-def series(views: Sequence[FeedView], summary: dict[str, Any] | None) -> Iterator[Metric]:
+def series(views: Sequence[FeedView], summary: Summary | None) -> Iterator[Metric]:
     families: dict[str, GaugeMetricFamily] = {}
 
     def gauge(name: str, view: FeedView, value: float | None, **extra: str) -> None:

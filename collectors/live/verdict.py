@@ -10,9 +10,8 @@ not draft is told what drafting would do there instead; only the sweep's trustwo
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from collectors.launch.process import url_from_argv
 from collectors.launch.specflags import is_void_draft
@@ -20,7 +19,7 @@ from collectors.live.accounting import LiveLedger
 from collectors.servers import registry
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep.arms import split_command
-from collectors.sweep.records import PairedSummary, Summary, as_summary
+from collectors.sweep.records import PairedSummary, Summary
 from collectors.sweep.rule import EVEN_BAND, Verdict, classify
 from collectors.sweep.summary import at_batch
 
@@ -40,9 +39,7 @@ class LiveEnergy:
     void: bool = False  # a draft is configured and nothing is drafted: the verdict is that, in red
 
 
-def live_energy(
-    live: LiveLedger, summary: Summary | Mapping[str, Any] | None, sweep_running: bool
-) -> LiveEnergy:
+def live_energy(live: LiveLedger, summary: Summary | None, sweep_running: bool) -> LiveEnergy:
     batch = live.current_batch()
     if sweep_running:
         # the meter sees both arms of the sweep; the watched server's tokens are not all of them
@@ -63,7 +60,7 @@ def live_energy(
 def verdict(
     mj_per_token: float | None,
     batch: float | None,
-    summary: Summary | Mapping[str, Any] | None,
+    summary: Summary | None,
     drafting: bool | None,
 ) -> str:
     """Live drafting mJ/token against the last sweep's plain curve at the current batch."""
@@ -73,7 +70,7 @@ def verdict(
 def judged(
     mj_per_token: float | None,
     batch: float | None,
-    summary: Summary | Mapping[str, Any] | None,
+    summary: Summary | None,
     drafting: bool | None,
 ) -> tuple[str, Verdict | None]:
     """Live drafting mJ/token against the last sweep's plain curve at the current batch: the
@@ -111,18 +108,16 @@ def change(ratio: float, would: bool = False) -> str:
     return f"{'would break' if would else 'breaks'} even ({100 * (ratio - 1):+.0f} %, within {100 * EVEN_BAND:.0f} %)"
 
 
-def curve_at(summary: Summary | Mapping[str, Any], arm: str, batch: float) -> float | None:
+def curve_at(record: Summary, arm: str, batch: float) -> float | None:
     """An arm's mJ/token in a paired sweep's summary at `batch`, between its measured batches."""
-    record = as_summary(summary)
     if not isinstance(record, PairedSummary):
         return None
     figures = [(t.batch, t.plain if arm == "plain" else t.draft) for t in record.rows]
     return at_batch([(b, f.mj_per_token) for b, f in figures if f.mj_per_token and f.trusted], batch)
 
 
-def curve_ratio_at(summary: Summary | Mapping[str, Any], batch: float) -> float | None:
+def curve_ratio_at(record: Summary, batch: float) -> float | None:
     """The draft/plain energy ratio at `batch`, from the summary's batches with a trustworthy pair."""
-    record = as_summary(summary)
     if not isinstance(record, PairedSummary):
         return None
     return at_batch([(t.batch, t.energy_ratio) for t in record.rows if t.energy_ratio and t.trusted], batch)

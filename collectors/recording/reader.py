@@ -24,7 +24,10 @@ from collectors.requests.record import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep import events
 from collectors.sweep.arms import ArmSpec
+from collectors.sweep.codec import from_json
 from collectors.sweep.plan import PointKey, SweepPlan
+from collectors.sweep.point import Flag, SweepPoint
+from collectors.sweep.records import summary_from_json
 
 MAX_HEADER_BYTES = 1 << 20
 MAX_ENTRY_BYTES = 16 << 20  # one line of a recording: a poll, a meter batch, a sweep's summary
@@ -225,15 +228,16 @@ def sweep_event_of(body: dict[str, Any]) -> events.SweepEvent:
             ),
         )
     if name == "IdleMeasured":
-        return events.IdleMeasured(body["power_w"], body["duration_s"], body.get("flag"))
+        return events.IdleMeasured(body["power_w"], body["duration_s"], from_json(Flag, body.get("flag")))
     if name == "PointProgressed":
         return events.PointProgressed(body["index"], _key(body["key"]), body["state"])
     if name == "PointDone":
-        return events.PointDone(body["index"], _key(body["key"]), body["row"])
+        return events.PointDone(body["index"], _key(body["key"]), from_json(SweepPoint, body["row"]))
     if name == "PointsAdded":
         return events.PointsAdded(body["first_index"], tuple(_key(k) for k in body["keys"]))
     if name == "SweepEnded":
-        return events.SweepEnded(Path(body["run_dir"]), body["summary"], body["cancelled"], body.get("error"))
+        summary = summary_from_json(body["summary"])
+        return events.SweepEnded(Path(body["run_dir"]), summary, body["cancelled"], body.get("error"))
     raise KeyError(name)
 
 

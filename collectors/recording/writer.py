@@ -39,6 +39,7 @@ from collectors.redact import scrub
 from collectors.requests.record import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep import events
+from collectors.sweep.codec import to_json
 
 RECORDING_SCHEMA = "spectop.recording/1"
 MAX_RECORDING_BYTES = 64 * 1024 * 1024  # per part; one older part is kept beside it
@@ -92,13 +93,13 @@ def sweep_form(event: events.SweepEvent) -> dict[str, Any]:
             "arms": [arm.saved() for arm in event.arms],
         }
     elif isinstance(event, events.PointDone):
-        body = {"index": event.index, "key": asdict(event.key), "row": event.row}
+        body = {"index": event.index, "key": asdict(event.key), "row": to_json(event.row)}
     elif isinstance(event, events.PointsAdded):
         body = {"first_index": event.first_index, "keys": [asdict(k) for k in event.keys]}
-    elif isinstance(event, (events.SweepEnded, events.IdleMeasured, events.PointProgressed)):
-        body = asdict(event)
-        if isinstance(event, events.SweepEnded):
-            body["run_dir"] = str(event.run_dir)
+    elif isinstance(event, events.SweepEnded):
+        body = {**to_json(event), "run_dir": str(event.run_dir)}
+    elif isinstance(event, (events.IdleMeasured, events.PointProgressed)):
+        body = to_json(event)
     else:
         raise TypeError(f"not a sweep event: {event!r}")
     return {"kind": "sweep", "event": type(event).__name__, **body}

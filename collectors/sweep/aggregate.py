@@ -11,19 +11,17 @@ server did not report stay unknown, never 0.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
 from collectors.energy import ledger
+from collectors.sweep.point import SweepPoint
 from collectors.sweep.records import ArmFigures
 
-Row = Mapping[str, Any]
 
-
-def _sum(rows: Iterable[Row], key: str) -> float | None:
-    values = [r.get(key) for r in rows]
+def _sum(values: Sequence[float | None]) -> float | None:
+    """The total of the points' counts, or None when a point lacks its count."""
     if not values or any(v is None for v in values):
         return None
     return float(sum(v for v in values if v is not None))
@@ -38,25 +36,28 @@ def _pooled(samples: list[float] | None, q: float) -> float | None:
     return float(np.percentile(samples, q)) if samples else None
 
 
-def _gaps(rows: Sequence[Row]) -> list[float] | None:
+def _gaps(rows: Sequence[SweepPoint]) -> list[float] | None:
     """Every chunk gap of the points, or None when a point did not keep its samples (older runs)."""
-    if any(r.get("chunk_gaps_ms") is None for r in rows):
+    if any(r.chunk_gaps_ms is None for r in rows):
         return None
-    return [g for r in rows for g in r["chunk_gaps_ms"]]
+    return [g for r in rows for g in r.chunk_gaps_ms or ()]
 
 
-def aggregate(rows: Sequence[Row], trusted: bool = True) -> ArmFigures:
+def aggregate(rows: Sequence[SweepPoint], trusted: bool = True) -> ArmFigures:
     """One arm at one batch, over `rows`; `trusted` says whether they are trustworthy points only."""
-    measured_j = _sum(rows, "energy_j")
-    covered = all(r.get("energy_covered", True) for r in rows)
+    measured_j = _sum([r.energy.energy_j for r in rows])
+    covered = all(r.energy.energy_covered for r in rows)
     energy_j = measured_j if covered else None  # a lower bound is not a value
     at_least_j = measured_j if not covered else None
-    net_j = _sum(rows, "net_energy_j") if covered else None
-    tokens, duration_s = _sum(rows, "committed_tokens") or 0.0, _sum(rows, "window_s") or 0.0
+    net_j = _sum([r.energy.net_energy_j for r in rows]) if covered else None
+    tokens = _sum([r.window.committed_tokens for r in rows]) or 0.0
+    duration_s = _sum([r.window.window_s for r in rows]) or 0.0
     # the seconds the meter measured over (rows saved before this was recorded: the request window)
-    energy_s = sum(r.get("energy_window_s", r["window_s"]) for r in rows)
+    energy_s = sum(r.metered_s for r in rows)
     # unknown counts (a point whose drafting the server did not report) stay unknown, never 0
-    drafted, accepted, steps = (_sum(rows, k) for k in ("drafted", "accepted", "steps"))
+    drafted = _sum([r.window.drafted for r in rows])
+    accepted = _sum([r.window.accepted for r in rows])
+    steps = _sum([r.window.steps for r in rows])
     gaps = _gaps(rows)
     return ArmFigures(
         points=len(rows),
@@ -75,17 +76,17 @@ def aggregate(rows: Sequence[Row], trusted: bool = True) -> ArmFigures:
         acceptance=_known(ledger.acceptance, drafted, accepted),
         mean_advance=_known(ledger.mean_committed_advance, accepted, steps),
         verified_width=_known(ledger.mean_verified_width, drafted, steps),
-        concurrency_mean=_median(r.get("concurrency_mean") for r in rows),
+        concurrency_mean=_median(r.window.concurrency_mean for r in rows),
         ttft_ms_p50=_pooled(
-            [q["ttft_ms"] for r in rows for q in r.get("requests", []) if q.get("ttft_ms") is not None], 50
+            [q.ttft_ms for r in rows for q in r.window.requests if q.ttft_ms is not None], 50
         ),
         chunk_gap_ms_p95=_pooled(gaps, 95),
         chunk_gap_ms_p99=_pooled(gaps, 99),
-        flags=tuple(sorted({f["code"] for r in rows for f in r.get("flags", [])})),
+        flags=tuple(sorted({c for r in rows for c in r.codes})),
     )
 
 
-def arm_figures(rows: Sequence[Row], excluded: Sequence[tuple[str, ...]]) -> ArmFigures:
+def arm_figures(rows: Sequence[SweepPoint], excluded: Sequence[tuple[str, ...]]) -> ArmFigures:
     """The arm's trustworthy points when it has any; else all of them, marked untrusted."""
     kept = [r for r, codes in zip(rows, excluded) if not codes]
     return aggregate(kept) if kept else aggregate(rows, trusted=False)

@@ -10,11 +10,12 @@ more than 5 % faster), else plain is; only trusted entries (summary.against_plai
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from collectors.sweep import checks
 from collectors.sweep.marginal import width_advice
+from collectors.sweep.point import SweepPoint
 from collectors.sweep.records import ArmEntry, BelowLine, ClassVerdict, TurnOff, VoidWaived
 from collectors.sweep.rule import EVEN_BAND, Verdict
 from collectors.sweep.settings import draft_length, off_above, setting_lines
@@ -87,19 +88,15 @@ def turn_off(verdicts: Sequence[ClassVerdict], table: Sequence[ArmEntry]) -> lis
     return out
 
 
-def void_waived(rows: Sequence[Mapping[str, Any]]) -> list[VoidWaived]:
+def void_waived(rows: Sequence[SweepPoint]) -> list[VoidWaived]:
     """Each arm that drafted nothing on a class but drafts on another (n-gram copying on prose:
     nothing to copy): where, and whether it copies; such a point measured that class honestly."""
     out = []
-    for arm in _in_order([r["arm"] for r in rows if r["arm"] != "plain"]):
-        mine = [r for r in rows if r["arm"] == arm]
-        drafts_on = _in_order([r.get("prompt_class") for r in mine if r.get("drafted")])
+    for arm in _in_order([r.arm for r in rows if r.arm != "plain"]):
+        mine = [r for r in rows if r.arm == arm]
+        drafts_on = _in_order([r.prompt_class for r in mine if r.window.drafted])
         idle_on = _in_order(
-            [
-                r.get("prompt_class")
-                for r in mine
-                if r.get("drafted") == 0 and r.get("prompt_class") not in drafts_on
-            ]
+            [r.prompt_class for r in mine if r.window.drafted == 0 and r.prompt_class not in drafts_on]
         )
         if drafts_on and idle_on:
             copies = any(checks.copies_ngrams(r) for r in mine)

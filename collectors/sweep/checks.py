@@ -15,28 +15,28 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
 
 from collectors.meters.sampler import WindowEnergy
 from collectors.servers import registry
+from collectors.sweep.point import Flag, SweepPoint
 
-Row = Mapping[str, Any]
+Row = SweepPoint
 
 
-def flag(code: str, message: str) -> dict[str, str]:
-    return {"code": code, "message": message}
+def flag(code: str, message: str) -> Flag:
+    return Flag(code, message)
 
 
 def point_flags(
     row: Row, max_tokens: int, meter_method: str, energy: WindowEnergy | None = None
-) -> list[dict[str, str]]:
+) -> list[Flag]:
     """Flags a point earns on its own: void or unknown drafting, low concurrency, early stops,
     meter trouble (`energy`: the window the meter measured; `meter_method` "none" without a
     meter), other traffic."""
-    batch = row["batch"]
+    batch = row.batch
     flags = drafting_flags(row)
-    server_mean = row.get("server_busy_per_decode")
-    busy_max = row.get("concurrency_max")
+    server_mean = row.window.server_busy_per_decode
+    busy_max = row.window.concurrency_max
     if server_mean is not None:
         if server_mean < 0.75 * batch:
             flags.append(
@@ -56,30 +56,26 @@ def point_flags(
                 "(too few slots? start it with -np >= the batch)",
             )
         )
-    errors = [r for r in row["requests"] if r.get("error")]
+    errors = [r for r in row.window.requests if r.error]
     if errors:
-        flags.append(
-            flag("request-errors", f"{len(errors)} of {batch} requests failed: {errors[0]['error']}")
-        )
-    short = [
-        r for r in row["requests"] if not r.get("error") and (r.get("committed_tokens") or 0) < max_tokens
-    ]
+        flags.append(flag("request-errors", f"{len(errors)} of {batch} requests failed: {errors[0].error}"))
+    short = [r for r in row.window.requests if not r.error and (r.committed_tokens or 0) < max_tokens]
     if short:
         flags.append(
             flag("early-stop", f"{len(short)} of {batch} requests stopped before {max_tokens} tokens")
         )
     if meter_method == "none":
         flags.append(flag("no-meter", "no power meter: energy not measured"))
-    elif not row["energy_covered"]:
+    elif not row.energy.energy_covered:
         flags.append(flag("meter-gap", "the meter's samples do not cover the whole window"))
     if energy is not None:
-        flags += [flag(p.code, p.message) for p in energy.problems(work_ran=row["committed_tokens"] > 0)]
-    if row["short_window"]:
+        flags += [flag(p.code, p.message) for p in energy.problems(work_ran=row.window.committed_tokens > 0)]
+    if row.energy.short_window:
         flags.append(
             flag(
                 "short-window",
-                f"the {row['window_s']:.2f} s window is shorter than 10 meter "
-                f"update periods ({row['meter_update_period_s']:g} s each): "
+                f"the {row.window.window_s:.2f} s window is shorter than 10 meter "
+                f"update periods ({row.energy.meter_update_period_s:g} s each): "
                 "use longer answers (--tokens)",
             )
         )
@@ -92,8 +88,8 @@ def point_flags(
 def copies_ngrams(row: Row) -> bool:
     """Whether the point's arm drafts by n-gram copying: its name or its server's command says so
     (each server's n-gram setting names it: collectors/servers/<name>/advice.py)."""
-    command = (row.get("server") or {}).get("command") or ""
-    return "ngram" in row["arm"].lower() or "ngram" in command.lower()
+    command = (row.server.command if row.server else None) or ""
+    return "ngram" in row.arm.lower() or "ngram" in command.lower()
 
 
 def void_message(row: Row) -> str:
@@ -102,22 +98,22 @@ def void_message(row: Row) -> str:
     the text repeats, so on prompts with nothing to copy drafting nothing is what it does."""
     if copies_ngrams(row):
         return (
-            f"the {row['arm']} arm drafted nothing: n-gram copying found no repeated text to copy in "
+            f"the {row.arm} arm drafted nothing: n-gram copying found no repeated text to copy in "
             "these prompts (it drafts where the answer repeats the prompt, as in edits); the point "
             "measures plain decoding, and counts as measured if the arm drafts on another class"
         )
-    return f"the {row['arm']} arm drafted nothing: a void point ({registry.hints('void_draft_hint')})"
+    return f"the {row.arm} arm drafted nothing: a void point ({registry.hints('void_draft_hint')})"
 
 
-def drafting_flags(row: Row) -> list[dict[str, str]]:
+def drafting_flags(row: Row) -> list[Flag]:
     """A drafting point (any arm but plain) that drafted nothing is void; one whose server gave no
     counts is unknown."""
-    if row["arm"] == "plain":
+    if row.arm == "plain":
         return []
-    if row["drafted"] == 0:
+    if row.window.drafted == 0:
         return [flag("void", void_message(row))]
     flags = []
-    if row["drafted"] is None:
+    if row.window.drafted is None:
         flags.append(
             flag(
                 "drafting-unknown",
@@ -125,7 +121,7 @@ def drafting_flags(row: Row) -> list[dict[str, str]]:
                 f"({registry.hints('no_counts_hint')}): acceptance and width are unknown",
             )
         )
-    if not row.get("steps_exact", True) and row.get("mean_advance") is not None:
+    if not row.window.steps_exact and row.window.mean_advance is not None:
         flags.append(
             flag(
                 "steps-inferred",
@@ -136,26 +132,26 @@ def drafting_flags(row: Row) -> list[dict[str, str]]:
     return flags
 
 
-def other_traffic_flag(row: Row) -> dict[str, str] | None:
+def other_traffic_flag(row: Row) -> Flag | None:
     """The server generated more (or fewer) tokens than spectop's requests, beyond its rounding."""
-    server_tokens = row.get("server_tokens")
-    tolerance = row.get("server_tokens_tolerance") or 0
-    if server_tokens is None or abs(server_tokens - row["committed_tokens"]) <= tolerance:
+    server_tokens = row.window.server_tokens
+    tolerance = row.window.server_tokens_tolerance or 0
+    if server_tokens is None or abs(server_tokens - row.window.committed_tokens) <= tolerance:
         return None
     rounded = f" (± {tolerance}: its counters are printed rounded)" if tolerance else ""
     return flag(
         "other-traffic",
         f"the server generated {server_tokens} tokens in the window{rounded}, "
-        f"spectop's requests {row['committed_tokens']}: other traffic was running",
+        f"spectop's requests {row.window.committed_tokens}: other traffic was running",
     )
 
 
-def mismatch_flag(row: Row, reference: Row | None) -> dict[str, str] | None:
+def mismatch_flag(row: Row, reference: Row | None) -> Flag | None:
     """Plain and draft must produce the same text at temperature 0, request by request."""
     if reference is None:
         return None
-    mine = [r.get("text_sha256") for r in row["requests"]]
-    theirs = [r.get("text_sha256") for r in reference["requests"]]
+    mine = [r.text_sha256 for r in row.window.requests]
+    theirs = [r.text_sha256 for r in reference.window.requests]
     differing = sum(1 for a, b in zip(mine, theirs) if a != b)
     if differing == 0:
         return None
@@ -164,11 +160,11 @@ def mismatch_flag(row: Row, reference: Row | None) -> dict[str, str] | None:
     )
 
 
-def drift_flag(after: Row, before: Row | None, limit: float) -> dict[str, str] | None:
+def drift_flag(after: Row, before: Row | None, limit: float) -> Flag | None:
     """Plain measured after draft should agree with plain before it (note 25, collectors/docs/note25.md: within 1 %)."""
-    if before is None or not before.get("mj_per_token") or not after.get("mj_per_token"):
+    if before is None or not before.energy.mj_per_token or not after.energy.mj_per_token:
         return None
-    drift = after["mj_per_token"] / before["mj_per_token"] - 1.0
+    drift = after.energy.mj_per_token / before.energy.mj_per_token - 1.0
     if abs(drift) <= limit:
         return None
     return flag(
@@ -209,19 +205,19 @@ PASS_WIDE = frozenset({"plain-drift"})  # excludes every point of its pass at it
 
 def exclusions(rows: Sequence[Row]) -> list[tuple[str, ...]]:
     """For each row, the excluding flag codes that keep it out of the verdict (empty: it counts)."""
-    own = [tuple(sorted({f["code"] for f in r.get("flags", []) if f["code"] in EXCLUDING})) for r in rows]
-    pass_wide: dict[tuple[Any, Any, Any], set[str]] = {}
+    own = [tuple(sorted(r.codes.intersection(EXCLUDING))) for r in rows]
+    pass_wide: dict[tuple[int | None, int, str | None], set[str]] = {}
     for r, codes in zip(rows, own):
         # a multi-arm sweep brackets each prompt class apart: its drift stays in its class
-        block = (r.get("pass"), r["batch"], r.get("prompt_class"))
+        block = (r.pass_index, r.batch, r.prompt_class)
         pass_wide.setdefault(block, set()).update(PASS_WIDE.intersection(codes))
     return [
-        tuple(sorted(set(codes) | pass_wide[(r.get("pass"), r["batch"], r.get("prompt_class"))]))
+        tuple(sorted(set(codes) | pass_wide[(r.pass_index, r.batch, r.prompt_class)]))
         for r, codes in zip(rows, own)
     ]
 
 
-def idle_flag(window: WindowEnergy) -> dict[str, str] | None:
+def idle_flag(window: WindowEnergy) -> Flag | None:
     """An idle window the meter did not cover, one too short for its update period, or one the meter
     got wrong (stuck, ran back, impossible power: `idle-` before the point flag's code) is no baseline."""
     if not window.covered:

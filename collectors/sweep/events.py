@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from collectors.requests.record import RequestRecord
 from collectors.sweep.arms import ArmSpec
 from collectors.sweep.plan import PointKey, SweepPlan
+from collectors.sweep.point import Flag, SweepPoint
+from collectors.sweep.records import Summary
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +24,7 @@ class SweepStarted:
 class IdleMeasured:
     power_w: float | None  # None: no baseline (no meter, or `flag` says why)
     duration_s: float
-    flag: dict[str, str] | None = None
+    flag: Flag | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +38,7 @@ class PointProgressed:
 class PointDone:
     index: int
     key: PointKey
-    row: dict[str, Any]
+    row: SweepPoint
     records: tuple[RequestRecord, ...] = ()  # the point's requests, for a live requests table
 
 
@@ -52,7 +53,7 @@ class PointsAdded:
 @dataclass(frozen=True, slots=True)
 class SweepEnded:
     run_dir: Path
-    summary: dict[str, Any]
+    summary: Summary
     cancelled: bool
     error: str | None = None
 

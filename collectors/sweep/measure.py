@@ -22,7 +22,6 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import httpx
 import numpy as np
@@ -36,6 +35,7 @@ from collectors.requests import latency
 from collectors.requests.client import RequestSpec, busy_sampling, failed_record, stream_request
 from collectors.requests.record import RequestRecord, busy_figures
 from collectors.servers.base import Collector, WindowCounters, WindowDelta, window_delta
+from collectors.sweep.point import EnergyFigures, RequestFigures, WindowFigures
 
 MARK_TOLERANCE_S = 0.25  # a mark further than this from the window's edge is not that edge
 
@@ -157,7 +157,7 @@ def drafting_counts(
     return None, None, None, None
 
 
-def window_figures(window: Window) -> dict[str, Any]:
+def window_figures(window: Window) -> WindowFigures:
     """Token, drafting, concurrency and latency figures of a window (energy is added by the caller)."""
     records = window.records
     committed = sum(r.committed_tokens or 0 for r in records)
@@ -171,31 +171,29 @@ def window_figures(window: Window) -> dict[str, Any]:
     chunk_gaps = [g for r in records for g in latency.chunk_gaps_ms(r.events)]
     step_gaps = [g for r in records for g in latency.step_gaps_ms(r.events, drafting=bool(r.draft_n))]
     ttfts = [r.latency.ttft_ms for r in records if r.latency.ttft_ms is not None]
-    figures: dict[str, Any] = {
-        "window_s": window.t1_s - window.t0_s,
-        "committed_tokens": committed,
-        "drafted": drafted,
-        "accepted": accepted,
-        "steps": steps,
-        "steps_exact": source is not None,
-        "drafting_source": source,
-        "acceptance": ledger.acceptance(drafted, accepted or 0) if drafted is not None else None,
-        "mean_advance": advance,
-        "verified_width": ledger.mean_verified_width(drafted, steps)
-        if drafted is not None and steps
-        else None,
-        "concurrency_mean": statistics.fmean(window.busy_samples) if window.busy_samples else None,
-        "concurrency_max": max(window.busy_samples) if window.busy_samples else None,
-        "ttft_ms_p50": _pct(ttfts, 50),
-        "chunk_gap_ms_p50": _pct(chunk_gaps, 50),
-        "chunk_gap_ms_p95": _pct(chunk_gaps, 95),
-        "chunk_gap_ms_p99": _pct(chunk_gaps, 99),
-        "chunk_gap_ms_max": max(chunk_gaps) if chunk_gaps else None,
-        "step_gap_ms_p95": _pct(step_gaps, 95),
-        "step_gap_ms_p99": _pct(step_gaps, 99),
-    }
-    # the server's own counts (llama-server and SGLang count a request when it ends)
-    figures.update(
+    busy_mean = statistics.fmean(window.busy_samples) if window.busy_samples else None
+    return WindowFigures(
+        window_s=window.t1_s - window.t0_s,
+        committed_tokens=committed,
+        drafted=drafted,
+        accepted=accepted,
+        steps=steps,
+        steps_exact=source is not None,
+        drafting_source=source,
+        acceptance=ledger.acceptance(drafted, accepted or 0) if drafted is not None else None,
+        mean_advance=advance,
+        verified_width=ledger.mean_verified_width(drafted, steps) if drafted is not None and steps else None,
+        # busy slots averaged over every decode of the window, where the server says: the batch it ran
+        concurrency_mean=busy_mean if server.busy_per_decode is None else server.busy_per_decode,
+        concurrency_max=max(window.busy_samples) if window.busy_samples else None,
+        ttft_ms_p50=_pct(ttfts, 50),
+        chunk_gap_ms_p50=_pct(chunk_gaps, 50),
+        chunk_gap_ms_p95=_pct(chunk_gaps, 95),
+        chunk_gap_ms_p99=_pct(chunk_gaps, 99),
+        chunk_gap_ms_max=max(chunk_gaps) if chunk_gaps else None,
+        step_gap_ms_p95=_pct(step_gaps, 95),
+        step_gap_ms_p99=_pct(step_gaps, 99),
+        # the server's own counts (llama-server and SGLang count a request when it ends)
         server_tokens=server.tokens,
         server_tokens_tolerance=server.tokens_tolerance,
         server_drafted=server.drafted,
@@ -204,32 +202,28 @@ def window_figures(window: Window) -> dict[str, Any]:
         server_drafted_steps=server.drafted_steps,
         server_busy_per_decode=server.busy_per_decode,
         counters_rounded=server.rounded,
+        requests=tuple(
+            RequestFigures(
+                request_id=r.request_id,
+                committed_tokens=r.committed_tokens,
+                draft_n=r.draft_n,
+                draft_n_accepted=r.draft_n_accepted,
+                steps=r.steps,
+                steps_exact=r.steps_exact,
+                ttft_ms=r.latency.ttft_ms,
+                tok_s=r.tok_s,
+                finish_reason=r.finish_reason,
+                text_sha256=r.text_sha256,
+                error=r.error,
+            )
+            for r in records
+        ),
     )
-    if figures["server_busy_per_decode"] is not None:
-        # busy slots averaged over every decode of the window: the batch the server actually ran
-        figures["concurrency_mean"] = figures["server_busy_per_decode"]
-    figures["requests"] = [
-        {
-            "request_id": r.request_id,
-            "committed_tokens": r.committed_tokens,
-            "draft_n": r.draft_n,
-            "draft_n_accepted": r.draft_n_accepted,
-            "steps": r.steps,
-            "steps_exact": r.steps_exact,
-            "ttft_ms": r.latency.ttft_ms,
-            "tok_s": r.tok_s,
-            "finish_reason": r.finish_reason,
-            "text_sha256": r.text_sha256,
-            "error": r.error,
-        }
-        for r in records
-    ]
-    return figures
 
 
 def energy_fields(
     energy: WindowEnergy | None, energy_window_s: float, tokens: int, idle_w: float | None
-) -> dict[str, Any]:
+) -> EnergyFigures:
     """A point's energy figures. Energy the meter did not cover is a lower bound: it is kept as
     `energy_j` beside `energy_covered: false`, and never turned into W, mJ/token or net figures."""
     measured_j = energy.energy_j if energy else None
@@ -240,14 +234,14 @@ def energy_fields(
         if energy_j is not None and idle_w is not None
         else None
     )
-    return {
-        "energy_j": measured_j,
-        "energy_covered": covered,
-        "short_window": energy.short_window if energy else False,
-        "meter_update_period_s": energy.update_period_s if energy else None,
-        "idle_w": idle_w,
-        "net_energy_j": net_j,
-        "power_w": energy_j / energy_window_s if energy_j is not None and energy_window_s > 0 else None,
-        "mj_per_token": ledger.mj_per_token(energy_j, tokens) if energy_j is not None else None,
-        "net_mj_per_token": ledger.mj_per_token(net_j, tokens) if net_j is not None else None,
-    }
+    return EnergyFigures(
+        energy_j=measured_j,
+        energy_covered=covered,
+        short_window=energy.short_window if energy else False,
+        meter_update_period_s=energy.update_period_s if energy else None,
+        idle_w=idle_w,
+        net_energy_j=net_j,
+        power_w=energy_j / energy_window_s if energy_j is not None and energy_window_s > 0 else None,
+        mj_per_token=ledger.mj_per_token(energy_j, tokens) if energy_j is not None else None,
+        net_mj_per_token=ledger.mj_per_token(net_j, tokens) if net_j is not None else None,
+    )

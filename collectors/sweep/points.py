@@ -18,6 +18,7 @@ from collectors.sweep import measure
 from collectors.sweep.arms import ArmPool
 from collectors.sweep.events import PointDone, PointProgressed, SweepEvent
 from collectors.sweep.plan import PointKey
+from collectors.sweep.point import SweepPoint
 from collectors.sweep.store import RunStore
 
 
@@ -27,13 +28,13 @@ class Sweep(Protocol):
     should_stop: Callable[[], bool]
     pool: ArmPool
     store: RunStore
-    rows: list[dict[str, Any]]
+    rows: list[SweepPoint]
 
     def ready(self, key: PointKey) -> str: ...
 
     def run_point(self, url: str, key: PointKey, warm: bool) -> Coroutine[Any, Any, measure.Window]: ...
 
-    def point_row(self, index: int, key: PointKey, window: measure.Window) -> dict[str, Any]: ...
+    def point_row(self, index: int, key: PointKey, window: measure.Window) -> SweepPoint: ...
 
 
 def run_points(sweep: Sweep, keys: list[PointKey], first_index: int) -> Generator[SweepEvent, None, bool]:

@@ -1,32 +1,24 @@
-"""A sweep summary as frozen records, with units in their names, and their one JSON codec.
+"""A sweep summary as frozen records, with units in their names.
 
-`to_json` writes a record as the summary.json form users' scripts read (its field names and
+`codec.to_json` writes a record as the summary.json form users' scripts read (its field names and
 schema strings are kept: a field whose JSON name differs says so in its metadata, e.g.
-`committed_tokens` is written "tokens"), and `from_json` reads that form back. Pitfalls handled:
-key order is the records' field order, so a summary written from records is the same text as one
-written before; an arm's figures are written inline in a multi-arm row (`flatten`); a field that a
-form lacks is left out, not written null (`omit_none`); a verdict is its rule word.
+`committed_tokens` is written "tokens"), and `codec.from_json` reads that form back. Pitfalls
+handled: an arm's figures are written inline in a multi-arm row (`flatten`); a field that a form
+lacks is left out, not written null (`omit_none`); a verdict is its rule word.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-import types
-import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 
+from collectors.sweep.codec import from_json
+from collectors.sweep.point import Flag as Flag  # summaries carry the points' flag
 from collectors.sweep.rule import Verdict
-from collectors.sweep.store import ARMS_SUMMARY_SCHEMA
 
-
-@dataclass(frozen=True, slots=True)
-class Flag:
-    code: str
-    message: str
+SUMMARY_SCHEMA = "spectop.summary/2"  # /2: crossover at the break-even band's edge; trust per batch
+ARMS_SUMMARY_SCHEMA = "spectop.summary-arms/1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,66 +195,8 @@ class ArmsSummary:
 Summary = PairedSummary | ArmsSummary
 
 
-def as_summary(summary: Summary | Mapping[str, Any]) -> Summary:
-    """A summary record; a JSON form (an event's, a recording's, a saved file's) read by its schema."""
-    if isinstance(summary, PairedSummary | ArmsSummary):
-        return summary
-    kind = ArmsSummary if summary.get("schema") == ARMS_SUMMARY_SCHEMA else PairedSummary
-    record: Summary = from_json(kind, summary)
+def summary_from_json(data: Mapping[str, Any]) -> Summary:
+    """A summary's JSON form (a recording's, a saved summary.json) as its record, read by its schema."""
+    kind = ArmsSummary if data.get("schema") == ARMS_SUMMARY_SCHEMA else PairedSummary
+    record: Summary = from_json(kind, data)
     return record
-
-
-def to_json(value: Any) -> Any:
-    """A record (or a value in one) as its JSON form: plain dicts, lists, numbers, text."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        out: dict[str, Any] = {}
-        for f in dataclasses.fields(value):
-            item = getattr(value, f.name)
-            if f.metadata.get("flatten"):
-                out.update(to_json(item))
-            elif not (item is None and f.metadata.get("omit_none")):
-                out[f.metadata.get("json", f.name)] = to_json(item)
-        return out
-    if isinstance(value, Enum):
-        return value.value
-    if isinstance(value, tuple | list):
-        return [to_json(v) for v in value]
-    if isinstance(value, Mapping):
-        return {k: to_json(v) for k, v in value.items()}
-    return value
-
-
-def from_json(kind: Any, data: Any) -> Any:
-    """The record of type `kind` (or a value of that type) read from its JSON form."""
-    if data is None:
-        return None
-    origin = typing.get_origin(kind)
-    if origin in (typing.Union, types.UnionType):
-        present = [k for k in typing.get_args(kind) if k is not type(None)]
-        return from_json(present[0], data)
-    if origin is tuple:
-        item = typing.get_args(kind)[0]
-        return tuple(from_json(item, v) for v in data)
-    if origin is Mapping or origin is dict:
-        item = typing.get_args(kind)[1]
-        return {k: from_json(item, v) for k, v in data.items()}
-    if isinstance(kind, type) and issubclass(kind, Enum):
-        return kind(data)
-    if isinstance(kind, type) and dataclasses.is_dataclass(kind):
-        hints = _hints(kind)
-        values = {}
-        for f in dataclasses.fields(kind):
-            if f.metadata.get("flatten"):
-                values[f.name] = from_json(hints[f.name], data)
-            else:
-                values[f.name] = from_json(hints[f.name], data.get(f.metadata.get("json", f.name)))
-        record: Any = kind(**values)
-        return record
-    if kind is float and isinstance(data, int):
-        return float(data)
-    return data
-
-
-@functools.cache
-def _hints(kind: Any) -> dict[str, Any]:
-    return typing.get_type_hints(kind)

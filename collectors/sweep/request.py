@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from collectors.meters.sampler import Sampler
 from collectors.sweep.arms import ArmSpec
 from collectors.sweep.events import SweepEvent
 from collectors.sweep.plan import ArmsPlan, SweepPlan
+from collectors.sweep.records import Summary
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +32,7 @@ class SavedRun:
     """A finished run to show instead of a new one: its folder and its summary, read from its files."""
 
     run_dir: Path
-    summary: dict[str, Any]
+    summary: Summary
 
 
 def run_request(

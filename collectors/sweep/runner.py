@@ -17,7 +17,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 
@@ -35,6 +34,7 @@ from collectors.sweep.events import (
     SweepStarted,
 )
 from collectors.sweep.plan import ArmsPlan, PointKey, SweepPlan
+from collectors.sweep.point import SweepPoint
 from collectors.sweep.points import run_points
 from collectors.sweep.records import PairedSummary
 from collectors.sweep.rule import upward_exits
@@ -43,7 +43,7 @@ from collectors.sweep.store import new_run_dir
 from collectors.sweep.summary import summary_of
 
 
-def refinement(plan: SweepPlan, rows: list[dict[str, Any]]) -> list[PointKey]:
+def refinement(plan: SweepPlan, rows: list[SweepPoint]) -> list[PointKey]:
     """Points at the batch between the two where the energy ratio leaves the break-even band
     upward, when there is one such place and room for a batch between them.
 

@@ -8,22 +8,17 @@ is named with why; a failed arm is named with its reason.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
-from collectors.sweep.records import ArmsSummary, PairedSummary, Summary, as_summary
+from collectors.sweep.records import ArmsSummary, PairedSummary, Summary
 from collectors.sweep.tables import arms_cells, cell, table_cells
 
 
-def sentences(summary: Summary | Mapping[str, Any]) -> list[str]:
+def sentences(record: Summary) -> list[str]:
     """The verdict sentences of a summary of either kind."""
-    record = as_summary(summary)
     return arms_sentences(record) if isinstance(record, ArmsSummary) else verdict_sentences(record)
 
 
-def verdict_sentences(summary: PairedSummary | Mapping[str, Any]) -> list[str]:
+def verdict_sentences(record: PairedSummary) -> list[str]:
     """The crossover, the recommendation, the batches left out and the idle baseline, as sentences."""
-    record = as_summary(summary)
     assert isinstance(record, PairedSummary)
     lines = []
     cross = record.crossover
@@ -49,9 +44,8 @@ def _requests(n: int) -> str:
     return f"{n} concurrent request" + ("" if n == 1 else "s")
 
 
-def arms_sentences(summary: ArmsSummary | Mapping[str, Any]) -> list[str]:
+def arms_sentences(record: ArmsSummary) -> list[str]:
     """Per class (and batch): the best arm by energy and by speed, the 60 % line, width advice, settings."""
-    record = as_summary(summary)
     assert isinstance(record, ArmsSummary)
     lines = []
     line_pct = round(100 * (record.rule.acceptance_line or 0.0))
@@ -92,9 +86,8 @@ def arms_sentences(summary: ArmsSummary | Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def to_markdown(summary: Summary | Mapping[str, Any]) -> str:
+def to_markdown(record: Summary) -> str:
     """The table and the verdict sentences, of a summary of either kind."""
-    record = as_summary(summary)
     header, rows = arms_cells(record) if isinstance(record, ArmsSummary) else table_cells(record)
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]

@@ -15,7 +15,6 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any
 
 import httpx
 
@@ -29,10 +28,13 @@ from collectors.sweep import checks, measure
 from collectors.sweep.arms import ArmPool, ArmSpec
 from collectors.sweep.measure import energy_fields
 from collectors.sweep.plan import ArmsPlan, PointKey, SweepPlan, paired
+from collectors.sweep.point import Flag, PromptsUsed, ServerIdentity, SweepPoint
 from collectors.sweep.prompts import PromptSet
+from collectors.sweep.records import Summary
+from collectors.sweep.run_meta import ARMS_RUN_SCHEMA, PlanPrompts, PlanSaved, PromptsSaved, RunMeta
 from collectors.sweep.sentences import to_markdown
-from collectors.sweep.store import ARMS_RUN_SCHEMA, POINT_SCHEMA, RUN_SCHEMA, RunStore, machine
-from collectors.sweep.summary import summarize_record, summary_of
+from collectors.sweep.store import RunStore, machine
+from collectors.sweep.summary import summary_of
 from collectors.sweep.tables import to_table_csv
 
 
@@ -57,29 +59,29 @@ class SweepSession:
         self.should_stop, self.api_key = should_stop, api_key
         self.store = RunStore(run_dir)
         self.pool = ArmPool(arms, run_dir)
-        self.rows: list[dict[str, Any]] = []
-        self.identity: dict[str, dict[str, Any]] = {}
+        self.rows: list[SweepPoint] = []
+        self.identity: dict[str, ServerIdentity] = {}
         self.idle_w: float | None = None
-        self.idle_flag: dict[str, str] | None = None  # why the idle window gave no baseline
-        self.meter = asdict(sampler.meter.info) if sampler else None
+        self.idle_flag: Flag | None = None  # why the idle window gave no baseline
+        self.meter = sampler.meter.info if sampler else None
         self.failed_arms: dict[str, str] = {}  # arm: why, with its server's log tail
 
-    async def _identify(self, arm: str, url: str) -> dict[str, Any]:
+    async def _identify(self, arm: str, url: str) -> ServerIdentity:
         """The arm's server as the sweep rows record it: one poll through its dialect's collector."""
         async with client(self.api_key) as http:
             backend = await detect(url, http)
             snap = await open_collector(url, backend, client=http).poll()
             if snap.status in ("error", "unreachable"):
                 raise SpectopError(f"the {arm} server at {url}: {snap.error}", snap.fix or "")
-            return {
-                "url": url,
-                "backend": backend,
-                "command": self.pool.arms[arm].command,
-                "build": snap.build,
-                "model": snap.model,
-                "drafting": snap.drafting,
-                "slots_total": snap.slots_total,
-            }
+            return ServerIdentity(
+                url=url,
+                backend=backend,
+                command=self.pool.arms[arm].command,
+                build=snap.build,
+                model=snap.model,
+                drafting=snap.drafting,
+                slots_total=snap.slots_total,
+            )
 
     def ready(self, key: PointKey) -> str:
         starts = self.pool.starts
@@ -88,7 +90,7 @@ class SweepSession:
             self.identity[key.arm] = asyncio.run(self._identify(key.arm, url))
         return url
 
-    def measure_idle(self) -> tuple[float | None, dict[str, str] | None]:
+    def measure_idle(self) -> tuple[float | None, Flag | None]:
         """Idle power, or None and the flag saying why the window is no baseline."""
         if self.sampler is None:
             return None, None
@@ -122,7 +124,7 @@ class SweepSession:
         ]
 
     async def run_point(self, url: str, key: PointKey, warm: bool) -> measure.Window:
-        backend = self.identity[key.arm]["backend"]
+        backend = self.identity[key.arm].backend or ""
         async with client(self.api_key) as http:
             if warm:
                 spec = self.specs(1, backend, self.plan.warmup_tokens, self.prompts_for(key))[0]
@@ -139,50 +141,47 @@ class SweepSession:
                 mark=self.sampler.mark if self.sampler else None,
             )
 
-    def point_row(self, index: int, key: PointKey, window: measure.Window) -> dict[str, Any]:
+    def point_row(self, index: int, key: PointKey, window: measure.Window) -> SweepPoint:
         figures = measure.window_figures(window)
-        row: dict[str, Any] = {
-            "schema": POINT_SCHEMA,
-            "index": index,
-            "pass": key.pass_index,
-            "batch": key.batch,
-            "arm": key.arm,
-            "phase": key.phase,
-            "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        }
-        row.update(figures)
         # energy over the marked window (exact ends on a counter); tok/s over first send to last token
         e0, e1 = window.energy_t0_s or window.t0_s, window.energy_t1_s or window.t1_s
         energy = self.sampler.energy_between(e0, e1, wait_s=2.0) if self.sampler else None
-        tokens, seconds = row["committed_tokens"], row["window_s"]
-        row["energy_window_s"] = e1 - e0
-        row["tok_s"] = tokens / seconds if seconds > 0 else None
-        row.update(energy_fields(energy, e1 - e0, tokens, self.idle_w), idle_flag=self.idle_flag)
-        # every gap, so the summary's tails are percentiles of all its points' gaps pooled
-        row["chunk_gaps_ms"] = [round(g, 3) for r in window.records for g in latency.chunk_gaps_ms(r.events)]
+        tokens, seconds = figures.committed_tokens, figures.window_s
         prompts = self.prompts_for(key)
-        row.update(
+        point = SweepPoint(
+            index=index,
+            pass_index=key.pass_index,
+            batch=key.batch,
+            arm=key.arm,
+            phase=key.phase,
+            started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            window=figures,
+            energy_window_s=e1 - e0,
+            tok_s=tokens / seconds if seconds > 0 else None,
+            energy=energy_fields(energy, e1 - e0, tokens, self.idle_w),
+            idle_flag=self.idle_flag,
+            # every gap, so the summary's tails are percentiles of all its points' gaps pooled
+            chunk_gaps_ms=tuple(round(g, 3) for r in window.records for g in latency.chunk_gaps_ms(r.events)),
             server=self.identity.get(key.arm),
             meter=self.meter,
             machine=machine(),
-            prompts={"set": prompts.name, "digest": prompts.digest},
+            prompts=PromptsUsed(prompts.name, prompts.digest),
             max_tokens=self.plan.max_tokens,
             temperature=self.plan.temperature,
+            # a multi-arm sweep's point; the paired sweep's rows have no class
+            prompt_class=key.prompt_class or None,
         )
-        method = self.meter["method"] if self.meter else "none"
-        row["flags"] = checks.point_flags(row, self.plan.max_tokens, method, energy)
-        self._cross_checks(row, key)
-        if key.prompt_class:  # a multi-arm sweep's point; the paired sweep's rows have no class
-            row["prompt_class"] = key.prompt_class
-        return row
+        method = self.meter.method if self.meter else "none"
+        flags = checks.point_flags(point, self.plan.max_tokens, method, energy)
+        return replace(point, flags=tuple(flags + self._cross_checks(point, key)))
 
-    def _cross_checks(self, row: dict[str, Any], key: PointKey) -> None:
-        def plain(phase: str) -> dict[str, Any] | None:
+    def _cross_checks(self, point: SweepPoint, key: PointKey) -> list[Flag]:
+        def plain(phase: str) -> SweepPoint | None:
             return next(
                 (
                     r
                     for r in reversed(self.rows)
-                    if (r["pass"], r["batch"], r["arm"], r["phase"], r.get("prompt_class", ""))
+                    if (r.pass_index, r.batch, r.arm, r.phase, r.prompt_class or "")
                     == (key.pass_index, key.batch, "plain", phase, key.prompt_class)
                 ),
                 None,
@@ -190,50 +189,48 @@ class SweepSession:
 
         extra = []
         if key.arm != "plain":
-            extra.append(checks.mismatch_flag(row, plain("before")))
+            extra.append(checks.mismatch_flag(point, plain("before")))
         if key.phase == "after":
-            extra.append(checks.drift_flag(row, plain("before"), self.plan.drift_limit))
-        row["flags"] += [f for f in extra if f]
+            extra.append(checks.drift_flag(point, plain("before"), self.plan.drift_limit))
+        return [f for f in extra if f]
 
-    def meta(self, planned: int) -> dict[str, Any]:
-        meta: dict[str, Any] = {
-            "schema": RUN_SCHEMA,
-            "plan": {
-                **asdict(self.plan),
-                "prompts": {
-                    "set": self.plan.prompts.name,
-                    "digest": self.plan.prompts.digest,
-                    "prompts": list(self.plan.prompts.prompts),
-                },
-            },
-            "arms": [a.saved() for a in self.arms],
-            "meter": self.meter,
-            "machine": machine(),
-            "planned_points": planned,
-            "idle_w": self.idle_w,
-            "idle_flag": self.idle_flag,
-            "servers": self.identity,
-        }
-        if not self.arms_plan.is_paired:
-            meta["schema"] = ARMS_RUN_SCHEMA
-            meta["arm_names"] = ["plain", *self.arms_plan.arm_names]
-            meta["classes"] = [
-                {"name": c.name, "digest": c.digest, "prompts": list(c.prompts)}
+    def meta(self, planned: int) -> RunMeta:
+        plan = self.plan
+        meta = RunMeta(
+            plan=PlanSaved(
+                **{k: v for k, v in asdict(plan).items() if k != "prompts"},
+                prompts=PlanPrompts(plan.prompts.name, plan.prompts.digest, tuple(plan.prompts.prompts)),
+            ),
+            arms=self.arms,
+            meter=self.meter,
+            machine=machine(),
+            planned_points=planned,
+            idle_w=self.idle_w,
+            idle_flag=self.idle_flag,
+            servers=dict(self.identity),
+        )
+        if self.arms_plan.is_paired:
+            return meta
+        return replace(
+            meta,
+            schema=ARMS_RUN_SCHEMA,
+            arm_names=("plain", *self.arms_plan.arm_names),
+            classes=tuple(
+                PromptsSaved(name=c.name, digest=c.digest, prompts=tuple(c.prompts))
                 for c in self.arms_plan.classes
-            ]
-            meta["shuffle_seed"] = self.arms_plan.seed
-            meta["failed_arms"] = dict(self.failed_arms)
-        return meta
+            ),
+            shuffle_seed=self.arms_plan.seed,
+            failed_arms=dict(self.failed_arms),
+        )
 
-    def finish(self, planned: int) -> tuple[dict[str, Any], str | None]:
+    def finish(self, planned: int) -> tuple[Summary, str | None]:
         """The summary of every completed point, and why its files could not be written (a full disk)."""
         self.pool.stop_all()
         meta = self.meta(planned)
-        record = summary_of(self.rows, meta)
-        summary = summarize_record(record)
+        summary = summary_of(self.rows, meta)
         try:
             self.store.write_meta(meta)
-            self.store.write_summary(summary, to_table_csv(record), to_markdown(record))
+            self.store.write_summary(summary, to_table_csv(summary), to_markdown(summary))
         except SpectopError as exc:
             return summary, str(exc)
         return summary, None

@@ -26,23 +26,36 @@ from typing import Any
 from collectors.errors import SpectopError
 from collectors.export.json_forms import dumps, finite
 from collectors.redact import redact_argv, redact_command
+from collectors.sweep.codec import from_json, to_json
+from collectors.sweep.point import POINT_SCHEMA, Machine, SweepPoint
+from collectors.sweep.records import ARMS_SUMMARY_SCHEMA, SUMMARY_SCHEMA, Summary
+from collectors.sweep.run_meta import ARMS_RUN_SCHEMA, RUN_SCHEMA, RunMeta
 
-POINT_SCHEMA = "spectop.point/1"
-RUN_SCHEMA = "spectop.run/1"  # meta.json of a paired sweep
-ARMS_RUN_SCHEMA = "spectop.run-arms/1"  # meta.json of a multi-arm sweep
-SUMMARY_SCHEMA = "spectop.summary/2"  # /2: crossover at the break-even band's edge; trust per batch
-ARMS_SUMMARY_SCHEMA = "spectop.summary-arms/1"
+__all__ = [  # the files' schema strings, read from here by the sweep and the tests
+    "ARMS_RUN_SCHEMA",
+    "ARMS_SUMMARY_SCHEMA",
+    "POINT_SCHEMA",
+    "RUN_SCHEMA",
+    "SUMMARY_SCHEMA",
+    "RunStore",
+    "load_run",
+    "machine",
+    "new_run_dir",
+    "point_problem",
+    "to_csv",
+    "without_secrets",
+]
 
 
-def machine() -> dict[str, Any]:
+def machine() -> Machine:
     """What the host is, for every row (the accelerator comes from the meter)."""
-    return {
-        "hostname": platform.node(),
-        "platform": platform.platform(),
-        "processor": platform.processor() or platform.machine(),
-        "cpu_count": os.cpu_count(),
-        "python": platform.python_version(),
-    }
+    return Machine(
+        hostname=platform.node(),
+        platform=platform.platform(),
+        processor=platform.processor() or platform.machine(),
+        cpu_count=os.cpu_count(),
+        python=platform.python_version(),
+    )
 
 
 def new_run_dir(root: Path) -> Path:
@@ -76,12 +89,13 @@ class RunStore:
         self.run_dir = run_dir
         self.points_path = run_dir / "points.jsonl"
 
-    def write_meta(self, meta: Mapping[str, Any]) -> None:
-        _write_atomic(self.run_dir / "meta.json", dumps(without_secrets(meta), indent=2, default=str))
+    def write_meta(self, meta: RunMeta) -> None:
+        text = dumps(without_secrets(to_json(meta)), indent=2, default=str)
+        _write_atomic(self.run_dir / "meta.json", text)
 
-    def append_point(self, row: Mapping[str, Any]) -> None:
+    def append_point(self, point: SweepPoint) -> None:
         """One whole line, synced; on a failed write (a full disk) the file is cut back as it was."""
-        data = (dumps(without_secrets(row), default=str) + "\n").encode("utf-8")
+        data = (dumps(without_secrets(to_json(point)), default=str) + "\n").encode("utf-8")
         try:
             fd = os.open(self.points_path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         except OSError as exc:
@@ -103,8 +117,8 @@ class RunStore:
         finally:
             os.close(fd)
 
-    def write_summary(self, summary: Mapping[str, Any], table_csv: str, table_md: str) -> None:
-        _write_atomic(self.run_dir / "summary.json", dumps(summary, indent=2, default=str))
+    def write_summary(self, summary: Summary, table_csv: str, table_md: str) -> None:
+        _write_atomic(self.run_dir / "summary.json", dumps(to_json(summary), indent=2, default=str))
         _write_atomic(self.run_dir / "summary.csv", table_csv)
         _write_atomic(self.run_dir / "summary.md", table_md)
 
@@ -136,9 +150,10 @@ def _write_atomic(path: Path, text: str) -> None:
         raise _cannot("write", path, exc) from exc
 
 
-def load_run(run_dir: Path, skipped: list[str] | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """meta and point rows of a saved run; what is not a whole sweep point (a half-written last line
-    from a crash, a corrupt line) is skipped, and said in `skipped` when given."""
+def load_run(run_dir: Path, skipped: list[str] | None = None) -> tuple[RunMeta, list[SweepPoint]]:
+    """meta and points of a saved run, older versions' files too; what is not a whole sweep point
+    (a half-written last line from a crash, a corrupt line) is skipped, and said in `skipped` when
+    given."""
     skipped = skipped if skipped is not None else []
     if not run_dir.is_dir():
         raise SpectopError(f"no sweep results at {run_dir}", "give the folder spectop sweep printed")
@@ -160,10 +175,13 @@ def load_run(run_dir: Path, skipped: list[str] | None = None) -> tuple[dict[str,
             skipped.append(f"points.jsonl line {number}: not a whole JSON line")
             continue
         problem = point_problem(row)
+        if problem is None:
+            try:
+                rows.append(from_json(SweepPoint, row))
+            except (TypeError, ValueError, AttributeError):  # a nested field of the wrong shape
+                problem = "a field has the wrong type"
         if problem:
             skipped.append(f"points.jsonl line {number}: {problem}")
-        else:
-            rows.append(row)
     if lines and not rows:
         raise SpectopError(
             f"{points_path} holds no readable sweep point ({skipped[-1]})",
@@ -172,22 +190,36 @@ def load_run(run_dir: Path, skipped: list[str] | None = None) -> tuple[dict[str,
     return meta, rows
 
 
-def _read_meta(path: Path, skipped: list[str]) -> dict[str, Any]:
+def _read_meta(path: Path, skipped: list[str]) -> RunMeta:
     if not path.is_file():
-        return {}
+        return RunMeta()
     try:
         meta = finite(json.loads(path.read_bytes().decode("utf-8")))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         meta = None
     if not isinstance(meta, dict):
         skipped.append("meta.json: not a JSON object, ignored")
-        return {}
+        return RunMeta()
     # what the summary reads of it, each dropped when it has the wrong type
     for key, ok in (("planned_points", _count), ("idle_w", _number), ("idle_flag", _flag_or_none)):
         if key in meta and not ok(meta[key]):
             skipped.append(f"meta.json: {key} is not what a sweep writes, ignored")
             meta.pop(key)
-    return meta
+    try:
+        record: RunMeta = from_json(RunMeta, meta)
+    except (TypeError, ValueError, AttributeError):
+        # a plan, arm or server of another shape: keep what the summary reads, if that reads
+        skipped.append("meta.json: its plan, arms or servers are not what a sweep writes, ignored")
+        kept = {k: meta[k] for k in _SUMMARY_READS if k in meta}
+        try:
+            record = from_json(RunMeta, kept)
+        except (TypeError, ValueError, AttributeError):
+            return RunMeta()
+    return record
+
+
+# what the summary reads of meta.json (summary.py)
+_SUMMARY_READS = ("schema", "planned_points", "idle_w", "idle_flag", "arm_names", "classes", "failed_arms")
 
 
 def _number(v: Any) -> bool:

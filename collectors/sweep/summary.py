@@ -14,7 +14,7 @@ on prose: nothing to copy) measured that class honestly, so its point there is n
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -23,24 +23,26 @@ from collectors.energy import ledger
 from collectors.sweep import checks
 from collectors.sweep.aggregate import aggregate, arm_figures
 from collectors.sweep.best_arms import ACCEPTANCE_LINE, best_arms, round_energy_mj, turn_off, void_waived
+from collectors.sweep.codec import from_json, to_json
+from collectors.sweep.point import ServerIdentity, SweepPoint
 from collectors.sweep.records import (
+    ARMS_SUMMARY_SCHEMA,
+    SUMMARY_SCHEMA,
     ArmEntry,
     ArmFigures,
     ArmsSummary,
     ArmUntrusted,
     BatchPair,
     Crossover,
-    Flag,
     PairedSummary,
     PairUntrusted,
     RuleUsed,
     Summary,
-    from_json,
-    to_json,
 )
 from collectors.sweep.rule import EVEN_BAND, Verdict, at_batch, classify, interpolate, judge
+from collectors.sweep.run_meta import RunMeta
 from collectors.sweep.sentences import to_markdown
-from collectors.sweep.store import ARMS_RUN_SCHEMA, ARMS_SUMMARY_SCHEMA, SUMMARY_SCHEMA, RunStore, load_run
+from collectors.sweep.store import RunStore, load_run
 from collectors.sweep.tables import MAIN_COLUMNS, table_cells, to_table_csv
 
 __all__ = [  # the live verdict and the sweep panel read these from here
@@ -57,7 +59,7 @@ __all__ = [  # the live verdict and the sweep panel read these from here
     "summarize_saved",
     "table_cells",
 ]
-Row = Mapping[str, Any]
+Row = SweepPoint
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,18 +83,18 @@ def against_plain(plain: ArmFigures, arm: ArmFigures, is_plain: bool = False) ->
     )
 
 
-def is_arms_run(meta: Row, rows: Sequence[Row]) -> bool:
+def is_arms_run(meta: RunMeta, rows: Sequence[Row]) -> bool:
     """A multi-arm run: its meta says so, or (a run cut short before its meta) its points carry a class."""
-    return meta.get("schema") == ARMS_RUN_SCHEMA or any(r.get("prompt_class") for r in rows)
+    return meta.is_arms or any(r.prompt_class for r in rows)
 
 
-def summary_of(rows: Sequence[Row], meta: Row | None = None) -> Summary:
+def summary_of(rows: Sequence[Row], meta: RunMeta | None = None) -> Summary:
     """The summary of all points so far (a cancelled sweep summarizes what it has), in its run's form."""
-    meta = meta or {}
+    meta = meta or RunMeta()
     return _arms_summary(rows, meta) if is_arms_run(meta, rows) else _paired_summary(rows, meta)
 
 
-def summarize(rows: Sequence[Row], meta: Row | None = None) -> dict[str, Any]:
+def summarize(rows: Sequence[Row], meta: RunMeta | None = None) -> dict[str, Any]:
     """`summary_of` in its JSON form, as summary.json holds it."""
     return summarize_record(summary_of(rows, meta))
 
@@ -103,30 +105,25 @@ def summarize_record(record: Summary) -> dict[str, Any]:
     return form
 
 
-def summarize_saved(run_dir: Path, skipped: list[str] | None = None) -> dict[str, Any]:
+def summarize_saved(run_dir: Path, skipped: list[str] | None = None) -> Summary:
     """The summary of a saved run of either kind, from its files, without writing anything."""
     meta, rows = load_run(run_dir, skipped)
-    return summarize(rows, meta)
+    return summary_of(rows, meta)
 
 
-def rewrite_summary(run_dir: Path) -> dict[str, Any]:
+def rewrite_summary(run_dir: Path) -> Summary:
     """Summarize a run of either kind from its files (a sweep cut short, or saved by an older
     spectop) and save it."""
     meta, rows = load_run(run_dir)
-    record = summary_of(rows, meta)
-    summary = summarize_record(record)
-    RunStore(run_dir).write_summary(summary, to_table_csv(record), to_markdown(record))
+    summary = summary_of(rows, meta)
+    RunStore(run_dir).write_summary(summary, to_table_csv(summary), to_markdown(summary))
     return summary
-
-
-def _idle_flag(value: Any) -> Flag | None:
-    return from_json(Flag, value) if value else None
 
 
 def _batch_row(batch: int, rows: Sequence[Row], excluded: Sequence[tuple[str, ...]]) -> BatchPair:
     arms = {
         arm: arm_figures(
-            [r for r in rows if r["arm"] == arm], [c for r, c in zip(rows, excluded) if r["arm"] == arm]
+            [r for r in rows if r.arm == arm], [c for r, c in zip(rows, excluded) if r.arm == arm]
         )
         for arm in ("plain", "draft")
     }
@@ -134,7 +131,7 @@ def _batch_row(batch: int, rows: Sequence[Row], excluded: Sequence[tuple[str, ..
     compared = against_plain(plain, draft)
     reasons = sorted({code for codes in excluded for code in codes})
     missing = [f"no {arm} point" for arm in ("plain", "draft") if not arms[arm].points]
-    draft_flags = {f["code"] for r in rows if r["arm"] == "draft" for f in r.get("flags", [])}
+    draft_flags = {c for r in rows if r.arm == "draft" for c in r.codes}
     return BatchPair(
         batch=batch,
         plain=plain,
@@ -153,11 +150,11 @@ def _batch_row(batch: int, rows: Sequence[Row], excluded: Sequence[tuple[str, ..
     )
 
 
-def _paired_summary(rows: Sequence[Row], meta: Row) -> PairedSummary:
+def _paired_summary(rows: Sequence[Row], meta: RunMeta) -> PairedSummary:
     excluded = checks.exclusions(rows)
     by_batch: dict[int, list[int]] = {}
     for i, row in enumerate(rows):
-        by_batch.setdefault(int(row["batch"]), []).append(i)
+        by_batch.setdefault(row.batch, []).append(i)
     table = [
         _batch_row(b, [rows[i] for i in by_batch[b]], [excluded[i] for i in by_batch[b]])
         for b in sorted(by_batch)
@@ -169,14 +166,13 @@ def _paired_summary(rows: Sequence[Row], meta: Row) -> PairedSummary:
     if not ratios and untrusted:
         reasons = sorted({why for u in untrusted for why in u.because})
         recommendation += f" (every batch lacks a trustworthy pair: {', '.join(reasons)})"
-    idle_flag = meta.get("idle_flag") or next((r["idle_flag"] for r in rows if r.get("idle_flag")), None)
+    idle_flag = meta.idle_flag or next((r.idle_flag for r in rows if r.idle_flag), None)
     return PairedSummary(
         schema=SUMMARY_SCHEMA,
         points=len(rows),
-        planned_points=meta.get("planned_points"),
-        idle_w=meta.get("idle_w")
-        or next((r.get("idle_w") for r in rows if r.get("idle_w") is not None), None),
-        idle_flag=_idle_flag(idle_flag),
+        planned_points=meta.planned_points,
+        idle_w=meta.idle_w or next((r.energy.idle_w for r in rows if r.energy.idle_w is not None), None),
+        idle_flag=idle_flag,
         rows=tuple(table),
         rule=RuleUsed(EVEN_BAND, excluding_flags=tuple(sorted(checks.EXCLUDING))),
         crossover=from_json(Crossover, verdict.crossover),
@@ -187,14 +183,14 @@ def _paired_summary(rows: Sequence[Row], meta: Row) -> PairedSummary:
 
 
 def _flags(rows: Sequence[Row]) -> tuple[str, ...]:
-    return tuple(sorted({f["code"] for r in rows for f in r.get("flags", [])}))
+    return tuple(sorted({c for r in rows for c in r.codes}))
 
 
 def _exclusions(rows: Sequence[Row]) -> list[tuple[str, ...]]:
     """checks.exclusions, with `void` waived for an arm that drafted on some other class."""
-    drafting = {r["arm"] for r in rows if r.get("drafted")}
+    drafting = {r.arm for r in rows if r.window.drafted}
     return [
-        tuple(c for c in codes if not (c == "void" and r["arm"] in drafting))
+        tuple(c for c in codes if not (c == "void" and r.arm in drafting))
         for r, codes in zip(rows, checks.exclusions(rows))
     ]
 
@@ -204,17 +200,17 @@ def _ordered(values: Sequence[Any]) -> list[Any]:
 
 
 def _entry(cls: str, batch: int, arm: str, block: Sequence[tuple[Row, tuple[str, ...]]]) -> ArmEntry:
-    mine = [(r, e) for r, e in block if r["arm"] == arm]
-    server = next((r["server"] for r, _ in mine if r.get("server")), None) or {}
+    mine = [(r, e) for r, e in block if r.arm == arm]
+    server = next((r.server for r, _ in mine if r.server), None) or ServerIdentity()
     return ArmEntry(
         prompt_class=cls,
         batch=batch,
         arm=arm,
         figures=arm_figures([r for r, _ in mine], [e for _, e in mine]),
         excluded=tuple(sorted({c for _, e in mine for c in e})),
-        backend=server.get("backend"),
-        build=server.get("build"),
-        command=server.get("command"),
+        backend=server.backend,
+        build=server.build,
+        command=server.command,
     )
 
 
@@ -237,34 +233,32 @@ def _against_plain(entries: Sequence[ArmEntry]) -> list[ArmEntry]:
     return out
 
 
-def _arms_summary(rows: Sequence[Row], meta: Row) -> ArmsSummary:
+def _arms_summary(rows: Sequence[Row], meta: RunMeta) -> ArmsSummary:
     """A row per class, batch and arm, and the verdicts per class (best_arms.py)."""
     excluded = _exclusions(rows)
-    arms = meta.get("arm_names") or ["plain", *_ordered([r["arm"] for r in rows if r["arm"] != "plain"])]
-    classes = [c["name"] for c in meta.get("classes", [])] or _ordered([r["prompt_class"] for r in rows])
+    arms = list(meta.arm_names or ["plain", *_ordered([r.arm for r in rows if r.arm != "plain"])])
+    classes = [c.name for c in meta.classes or ()] or _ordered([r.prompt_class or "" for r in rows])
     table: list[ArmEntry] = []
     verdicts = []
     for cls in classes:
-        for batch in sorted({int(r["batch"]) for r in rows if r.get("prompt_class") == cls}):
-            block = [
-                (r, e) for r, e in zip(rows, excluded) if (r.get("prompt_class"), r["batch"]) == (cls, batch)
-            ]
+        for batch in sorted({r.batch for r in rows if r.prompt_class == cls}):
+            block = [(r, e) for r, e in zip(rows, excluded) if (r.prompt_class, r.batch) == (cls, batch)]
             entries = _against_plain([_entry(cls, batch, arm, block) for arm in arms])
             table += entries
             verdicts.append(best_arms(cls, batch, entries))
     return ArmsSummary(
         schema=ARMS_SUMMARY_SCHEMA,
         points=len(rows),
-        planned_points=meta.get("planned_points"),
-        idle_w=meta.get("idle_w"),
-        idle_flag=_idle_flag(meta.get("idle_flag")),
+        planned_points=meta.planned_points,
+        idle_w=meta.idle_w,
+        idle_flag=meta.idle_flag,
         arms=tuple(arms),
         classes=tuple(classes),
         rows=tuple(table),
         verdicts=tuple(verdicts),
         turn_off=tuple(turn_off(verdicts, table)),
         round_energy_mj=round_energy_mj(table),
-        failed_arms=dict(meta.get("failed_arms") or {}),
+        failed_arms=dict(meta.failed_arms or {}),
         void_waived=tuple(void_waived(rows)),
         # what has no trustworthy figure, and why (the CLI's exit code reads it as the paired sweep's)
         untrusted=tuple(

@@ -9,12 +9,12 @@ rendering (CLI, report, Markdown, dashboard) says the same.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from collectors.fmt import MISSING, num, pct
-from collectors.sweep.records import ArmEntry, ArmFigures, ArmsSummary, BatchPair, PairedSummary, as_summary
+from collectors.sweep.records import ArmEntry, ArmFigures, ArmsSummary, BatchPair, PairedSummary
 from collectors.sweep.rule import Verdict
 from collectors.sweep.store import to_csv
 
@@ -108,8 +108,7 @@ def _flags(t: BatchPair) -> list[str]:
     return sorted(set(t.plain.flags) | set(t.draft.flags))
 
 
-def arms_cells(summary: ArmsSummary | Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
-    record = as_summary(summary)
+def arms_cells(record: ArmsSummary) -> tuple[list[str], list[list[str]]]:
     assert isinstance(record, ArmsSummary)
     header = [name for name, _, _ in ARMS_COLUMNS]
     return header, [[cell(get(t), spec) for _, get, spec in ARMS_COLUMNS] for t in record.rows]
@@ -137,9 +136,8 @@ def cell(value: Any, spec: str) -> str:
 
 
 def table_cells(
-    summary: PairedSummary | Mapping[str, Any], columns: Sequence[Column] = COLUMNS
+    record: PairedSummary, columns: Sequence[Column] = COLUMNS
 ) -> tuple[list[str], list[list[str]]]:
-    record = as_summary(summary)
     assert isinstance(record, PairedSummary)
     header = [name for name, _, _ in columns]
     return header, [[cell(get(t), spec) for _, get, spec in columns] for t in record.rows]
@@ -170,9 +168,8 @@ PAIRED_CSV_HEADER = [
 ]
 
 
-def to_table_csv(summary: PairedSummary | ArmsSummary | Mapping[str, Any]) -> str:
+def to_table_csv(record: PairedSummary | ArmsSummary) -> str:
     """Machine-friendly CSV: raw numbers, not formatted cells; lower bounds are left empty."""
-    record = as_summary(summary)
     if isinstance(record, ArmsSummary):
         return _arms_csv(record)
     out = []

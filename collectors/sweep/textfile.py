@@ -13,20 +13,20 @@ import calendar
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from prometheus_client import CollectorRegistry, write_to_textfile
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from collectors.errors import SpectopError
+from collectors.sweep.records import PairedSummary
 from collectors.sweep.store import load_run
-from collectors.sweep.summary import is_arms_run, summarize
+from collectors.sweep.summary import is_arms_run, summary_of
 
 ARMS = ("plain", "draft")
 
 
-def saved_summary(run_dir: Path) -> dict[str, Any]:
+def saved_summary(run_dir: Path) -> PairedSummary:
     """The summary of a saved sweep (summarized again from its points, as `spectop report` does)."""
     meta, rows = load_run(run_dir)
     if is_arms_run(meta, rows):
@@ -36,9 +36,8 @@ def saved_summary(run_dir: Path) -> dict[str, Any]:
         )
     if not rows:
         raise SpectopError(f"{run_dir} has no sweep points yet", "give a folder of a sweep that measured")
-    summary = summarize(rows, meta)
-    summary["run"] = run_dir.name
-    summary["started_unix_s"] = started_unix_s(run_dir.name)
+    summary = summary_of(rows, meta)
+    assert isinstance(summary, PairedSummary)  # not a multi-arm run, said above
     return summary
 
 
@@ -51,13 +50,13 @@ def started_unix_s(run_name: str) -> float | None:
 
 
 class SweepSeries(Collector):
-    """The series of one sweep summary, labelled with its run folder's name."""
+    """The series of one sweep summary, labelled with its run folder's name (when it started: from it)."""
 
-    def __init__(self, summary: dict[str, Any]) -> None:
-        self.summary = summary
+    def __init__(self, summary: PairedSummary, run: str = "") -> None:
+        self.summary, self.run = summary, run
 
     def collect(self) -> Iterator[Metric]:
-        run = str(self.summary.get("run", ""))
+        run = self.run
         per_arm = {
             "mj_per_token": GaugeMetricFamily(
                 "spectop_sweep_mj_per_token",
@@ -81,44 +80,45 @@ class SweepSeries(Collector):
         trusted = GaugeMetricFamily(
             "spectop_sweep_trusted", "1 when the batch's pair is trustworthy", labels=["run", "batch"]
         )
-        for row in self.summary["rows"]:
-            batch = str(row["batch"])
-            trusted.add_metric([run, batch], 1.0 if row["trusted"] else 0.0)
-            if row["trusted"] and row.get("energy_ratio") is not None:
-                ratio.add_metric([run, batch], float(row["energy_ratio"]))
-            for arm in ARMS:
-                figures = row.get(arm) or {}
-                for key, family in per_arm.items():
-                    if figures.get(key) is not None:
-                        family.add_metric([run, arm, batch], float(figures[key]))
+        for row in self.summary.rows:
+            batch = str(row.batch)
+            trusted.add_metric([run, batch], 1.0 if row.trusted else 0.0)
+            if row.trusted and row.energy_ratio is not None:
+                ratio.add_metric([run, batch], float(row.energy_ratio))
+            for arm, figures in zip(ARMS, (row.plain, row.draft)):
+                values = (figures.mj_per_token, figures.tok_s, figures.power_w)  # per_arm's order
+                for value, family in zip(values, per_arm.values()):
+                    if value is not None:
+                        family.add_metric([run, arm, batch], float(value))
         yield from per_arm.values()
         yield ratio
         yield trusted
-        crossover = self.summary.get("crossover")
-        if crossover and crossover.get("batch") is not None:
+        crossover = self.summary.crossover
+        if crossover is not None:
             family = GaugeMetricFamily(
                 "spectop_sweep_crossover_batch",
                 "the last sweep's crossover: drafting costs energy from about this batch",
                 labels=["run"],
             )
-            family.add_metric([run], float(crossover["batch"]))
+            family.add_metric([run], float(crossover.batch))
             yield family
-        if self.summary.get("started_unix_s") is not None:
+        started = started_unix_s(run) if run else None
+        if started is not None:
             family = GaugeMetricFamily(
                 "spectop_sweep_started_seconds", "when the sweep started (unix time)", labels=["run"]
             )
-            family.add_metric([run], float(self.summary["started_unix_s"]))
+            family.add_metric([run], started)
             yield family
 
 
-def write_textfile(summary: dict[str, Any], path: Path) -> None:
+def write_textfile(summary: PairedSummary, path: Path, run: str = "") -> None:
     """Write the sweep's series where node_exporter's textfile collector reads them (a .prom file)."""
     if path.suffix != ".prom":
         raise SpectopError(
             f"{path} does not end in .prom", "node_exporter's textfile collector reads only *.prom files"
         )
     registry = CollectorRegistry()
-    registry.register(SweepSeries(summary))
+    registry.register(SweepSeries(summary, run))
     try:
         write_to_textfile(str(path), registry)
     except OSError as exc:

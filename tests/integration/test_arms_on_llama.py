@@ -20,6 +20,7 @@ import pytest
 
 from collectors.launch.process import free_port
 from collectors.meters import Sampler, open_meter
+from collectors.sweep.codec import to_json
 from collectors.sweep.events import PointProgressed, SweepEnded
 from collectors.sweep.named_arms import make_named_arms
 from collectors.sweep.plan import ArmsPlan, SweepPlan
@@ -68,14 +69,14 @@ def test_ngram_wins_the_edit_class_and_counts_match_the_servers(llama_server_bin
     ended = sweep(llama_server_binary, tiny_models, tmp_path, "2,8", 64)
     assert ended.error is None and not ended.cancelled
     _, rows = load_run(ended.run_dir)
-    assert sorted(r["arm"] for r in rows) == ["draft-2", "draft-8", "ngram", "plain", "plain"]
+    assert sorted(r.arm for r in rows) == ["draft-2", "draft-8", "ngram", "plain", "plain"]
     for row in rows:
         assert row["prompt_class"] == "edit" and row["committed_tokens"] == 64
         if row["arm"] != "plain":
             # every arm's counts are its own server's, read from its /metrics around the window
             assert row["drafted"] == row["server_drafted"] and row["accepted"] == row["server_accepted"]
             assert row["drafted"] > 0
-    figures = {t["arm"]: t for t in ended.summary["rows"]}
+    figures = {t["arm"]: t for t in to_json(ended.summary)["rows"]}
     # n-gram copying wins the edit on what greedy decoding fixes: every draft it makes is accepted
     # (the output repeats the input), more than either draft model's, so each target step commits
     # all it verified (G equals width) and the target runs fewer than half of plain's steps for the
@@ -106,10 +107,10 @@ def test_a_crashing_ngram_arm_is_recorded_failed_and_the_others_kept(
 ):
     ended = sweep(llama_server_binary, tiny_models, tmp_path, "2", 16, on_event=kill_ngram_server)
     assert ended.error is None, ended.error  # one arm failing does not end the sweep
-    why = ended.summary["failed_arms"]["ngram"]
+    why = ended.summary.failed_arms["ngram"]
     error, _, tail = why.partition("; last lines of its log:\n")
     assert "cannot reach" in error and tail.strip()  # why, and what its server last said
     _, rows = load_run(ended.run_dir)
-    assert sorted(r["arm"] for r in rows) == ["draft-2", "plain", "plain"]
+    assert sorted(r.arm for r in rows) == ["draft-2", "plain", "plain"]
     assert all(r["committed_tokens"] == 16 for r in rows)
     assert any(line.startswith("Arm ngram failed") for line in arms_sentences(ended.summary))

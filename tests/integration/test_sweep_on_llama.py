@@ -16,6 +16,7 @@ import pytest
 from collectors.launch.process import free_port
 from collectors.meters import Sampler, open_meter
 from collectors.sweep.arms import make_arms
+from collectors.sweep.codec import to_json
 from collectors.sweep.events import PointDone, SweepEnded
 from collectors.sweep.plan import SweepPlan
 from collectors.sweep.runner import run_sweep
@@ -59,6 +60,7 @@ def test_short_sweep_from_a_draft_command(llama_server_binary, tiny_models, tmp_
     ended = events[-1]
     assert isinstance(ended, SweepEnded) and ended.error is None and not ended.cancelled
     meta, rows = load_run(ended.run_dir)
+    meta, rows = to_json(meta), to_json(rows)  # as meta.json and points.jsonl hold them
     assert len(rows) == 6 and meta["planned_points"] == 6
     for row in rows:
         assert row["committed_tokens"] == row["batch"] * 48
@@ -96,10 +98,10 @@ def test_draft_without_spec_type_is_flagged_void(llama_server_binary, tiny_model
     arms = make_arms(draft_cmd=draft_command(llama_server_binary, tiny_models, spec_type=False))
     ended = run(plan, arms, tmp_path)[-1]
     _, rows = load_run(ended.run_dir)
-    draft = next(r for r in rows if r["arm"] == "draft")
-    assert "void" in {f["code"] for f in draft["flags"]}
-    assert ended.summary["rows"][0]["void"]
-    assert ended.summary["recommendation"].startswith("no valid paired points")
+    draft = next(r for r in rows if r.arm == "draft")
+    assert "void" in {f.code for f in draft.flags}
+    assert ended.summary.rows[0].void
+    assert ended.summary.recommendation.startswith("no valid paired points")
 
 
 def test_a_server_that_dies_mid_sweep_loses_no_completed_point(llama_server, draft_args, tmp_path):
@@ -115,8 +117,8 @@ def test_a_server_that_dies_mid_sweep_loses_no_completed_point(llama_server, dra
     ended = events[-1]
     assert ended.error and "cannot" in ended.error
     _, rows = load_run(ended.run_dir)
-    assert len(rows) == 1 and rows[0]["arm"] == "plain"
-    assert ended.summary["points"] == 1
+    assert len(rows) == 1 and rows[0].arm == "plain"
+    assert ended.summary.points == 1
 
 
 def test_ctrl_c_leaves_completed_points_and_one_line(llama_server, draft_args, tmp_path):
@@ -172,6 +174,6 @@ def test_fresh_server_restarts_before_every_point(llama_server_binary, tiny_mode
     # one start for the idle baseline, then one per point: plain, draft, plain
     assert logs == ["draft-server-3.log", "plain-server-1.log", "plain-server-2.log", "plain-server-4.log"]
     _, rows = load_run(ended.run_dir)
-    assert [r["arm"] for r in rows] == ["plain", "draft", "plain"] and all(
-        r["committed_tokens"] == 16 for r in rows
+    assert [r.arm for r in rows] == ["plain", "draft", "plain"] and all(
+        r.window.committed_tokens == 16 for r in rows
     )

@@ -5,6 +5,10 @@ Each batch has a plain point before and after its draft point; figures are note 
 
 from __future__ import annotations
 
+from collectors.sweep.codec import from_json
+from collectors.sweep.point import SweepPoint
+from collectors.sweep.run_meta import RunMeta
+
 # note 25: requests, plain tok/s, draft tok/s, plain W, draft W
 NOTE25 = [
     (1, 61.9, 78.3, 22.9, 29.8),
@@ -72,4 +76,18 @@ def fine_point(**over):
         "server_tokens": 256,
         "requests": [{"committed_tokens": 64, "text_sha256": "a"}] * 4,
     }
-    return {**base, **over}
+    return as_point({**base, **over})
+
+
+def as_point(row):
+    """A row in its points.jsonl form as the sweep's record (the one codec reads it)."""
+    return from_json(SweepPoint, row)
+
+
+def points(rows):
+    return [as_point(r) for r in rows]
+
+
+def run_meta(data):
+    """A meta.json's content as the sweep's record."""
+    return from_json(RunMeta, data)

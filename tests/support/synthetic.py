@@ -11,9 +11,9 @@ from collectors.requests.record import RequestRecord
 from collectors.servers.llamacpp import collector as llamacpp
 from collectors.sweep.events import IdleMeasured, PointDone, PointProgressed, SweepEnded, SweepStarted
 from collectors.sweep.plan import SweepPlan
-from collectors.sweep.summary import summarize
+from collectors.sweep.summary import summary_of
 from tests.support.captures import raw, sse_lines
-from tests.support.sweep_rows import note25_rows
+from tests.support.sweep_rows import as_point, note25_rows, points, run_meta
 
 URL = "http://127.0.0.1:8080"
 METER = MeterInfo(
@@ -84,8 +84,7 @@ def sweep_events(run_dir: Path = Path("results/20261129T000000Z")) -> list:
             mj_per_token=1000 * row["energy_j"] / row["committed_tokens"],
             acceptance=0.7 if key.arm == "draft" else None,
         )
-        events += [PointProgressed(i, key, "running"), PointDone(i, key, row)]
-    events.append(
-        SweepEnded(run_dir, summarize(rows, {"planned_points": len(schedule), "idle_w": 12.0}), False)
-    )
+        events += [PointProgressed(i, key, "running"), PointDone(i, key, as_point(row))]
+    meta = run_meta({"planned_points": len(schedule), "idle_w": 12.0})
+    events.append(SweepEnded(run_dir, summary_of(points(rows), meta), False))
     return events

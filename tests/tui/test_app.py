@@ -10,6 +10,7 @@ from textual.widgets import TabbedContent
 
 from collectors.meters import Sampler, open_meter
 from collectors.simulator import Simulator
+from collectors.sweep.codec import to_json
 from collectors.sweep.events import PointDone, SweepEnded
 from collectors.sweep.plan import SweepPlan
 from collectors.sweep.store import load_run
@@ -183,9 +184,9 @@ async def test_sweep_runs_from_the_button_to_the_results(sim, tmp_path):
             await wait_until(pilot, lambda: ended_events(seen))
             ended = ended_events(seen)
             assert ended and ended[0].error is None and not ended[0].cancelled
-            summary = ended[0].summary
+            summary = to_json(ended[0].summary)
             assert [t["batch"] for t in summary["rows"]] == [1, 2]
-            assert app.state.sweep_summary is summary
+            assert app.state.sweep_summary is ended[0].summary
             panel = app.query_one(SweepPanel)
             assert "done" in text_of(panel.query_one("#sweep-status"))
             assert panel.query_one("#sweep-table").row_count == 2

@@ -72,4 +72,4 @@ def test_the_sweep_controller_keeps_a_paired_summary_and_tells_the_demo():
     sweeps.finished(summary, screen)
     assert fleet.state.sweep_summary is summary and not fleet.state.sweep_running and told == [True, False]
     assert fleet.servers[1].state.sweep_summary is None  # the shown server's, not every one's
-    assert sweep_headline(summary) == summary["recommendation"]
+    assert sweep_headline(summary) == summary.recommendation

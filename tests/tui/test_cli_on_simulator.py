@@ -11,6 +11,7 @@ from collectors.sweep.rule import upward_exits
 from collectors.sweep.store import RunStore
 from collectors.sweep.summary import summarize
 from tests.support.sweep_rows import note25_rows
+from tests.support.sweep_rows import points as as_points
 from tui.cli import main
 
 
@@ -156,7 +157,7 @@ def test_refine_measures_the_batch_inside_the_crossover(sim, tmp_path, capsys):
     # be flagged (and so not trusted) or note 25's 1.03 at one request can leave the band: then
     # there is nothing to refine. The final table is no guide: a grid batch whose pair was not
     # trusted and was measured again is trusted there, and moves the exit
-    grid = summarize([p for p in points if p["pass"] == 0])["rows"]
+    grid = summarize(as_points([p for p in points if p["pass"] == 0]))["rows"]
     planned = [(t["batch"], t["energy_ratio"]) for t in grid if t["trusted"]]
     exits = upward_exits(planned)
     if not (len(exits) == 1 and exits[0]["above"] - exits[0]["below"] >= 2):
@@ -200,11 +201,11 @@ def test_refine_is_a_no_op_without_room(tmp_path):
     from tests.support.sweep_rows import note25_rows
 
     rows = note25_rows()
-    assert [k.batch for k in refinement(SweepPlan(refine=True), rows)] == [3, 3, 3]
-    assert refinement(SweepPlan(refine=False), rows) == []
+    assert [k.batch for k in refinement(SweepPlan(refine=True), as_points(rows))] == [3, 3, 3]
+    assert refinement(SweepPlan(refine=False), as_points(rows)) == []
     adjacent = [
         dict(r, batch=3 if r["batch"] == 2 else r["batch"]) for r in rows
     ]  # crossover between 3 and 4
-    assert refinement(SweepPlan(refine=True), adjacent) == []
+    assert refinement(SweepPlan(refine=True), as_points(adjacent)) == []
     no_crossover = [r for r in rows if r["batch"] >= 4]
-    assert refinement(SweepPlan(refine=True), no_crossover) == []
+    assert refinement(SweepPlan(refine=True), as_points(no_crossover)) == []

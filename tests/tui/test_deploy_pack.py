@@ -24,11 +24,11 @@ from prometheus_client.parser import text_string_to_metric_families
 from collectors.export.exporter import SpectopExporter
 from collectors.meters import MeterInfo, MeterReading
 from collectors.servers.snapshot import ServerSnapshot
-from collectors.sweep.summary import summarize
+from collectors.sweep.summary import summary_of
 from collectors.sweep.textfile import SweepSeries
 from tests.support.cli_runs import spectop
 from tests.support.processes import reaped
-from tests.support.sweep_rows import note25_rows
+from tests.support.sweep_rows import note25_rows, points
 
 PROMQL_WORDS = {"and", "or", "unless", "offset", "bool", "group_left", "group_right"}
 
@@ -65,8 +65,7 @@ class _Sampler:
 
 def served_names() -> set[str]:
     """Every sample name on a page of a drafting server with an idle spell, a meter and a sweep."""
-    summary = summarize(note25_rows())
-    summary["run"] = "r"
+    summary = summary_of(points(note25_rows()))
     exporter = SpectopExporter(None, _Sampler(), summary=summary)
     for t in range(1, 11):
         busy = t > 2
@@ -81,7 +80,7 @@ def served_names() -> set[str]:
         )  # fmt: skip
     registry = CollectorRegistry()
     registry.register(exporter)
-    registry.register(SweepSeries(summary))
+    registry.register(SweepSeries(summary, "r"))
     return {
         s.name for f in text_string_to_metric_families(generate_latest(registry).decode()) for s in f.samples
     }

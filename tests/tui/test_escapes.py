@@ -24,11 +24,11 @@ from collectors.export.exporter import SpectopExporter
 from collectors.meters import MeterInfo
 from collectors.servers.auto import AutoCollector
 from collectors.sweep.events import SweepEnded
-from collectors.sweep.summary import summarize
+from collectors.sweep.summary import summary_of
 from tests.support import synthetic
 from tests.support.dashboard import FakeCollector, FakeSampler
 from tests.support.hostile_server import SHOWN, TEXT, HostileLlama, hostile_prometheus, hostile_vllm, serving
-from tests.support.sweep_rows import note25_rows
+from tests.support.sweep_rows import note25_rows, points
 from tui import messages
 from tui.app import SpectopApp
 from tui.config import Settings
@@ -252,7 +252,7 @@ async def test_dashboard_meter_error_and_sweep_error_are_shown_safely():
     app = SpectopApp(Settings(server_url=synthetic.URL, poll=False), None, sampler)
     async with app.run_test(size=(160, 45), notifications=True) as pilot:
         app.read_meter()
-        summary = summarize(note25_rows())
+        summary = summary_of(points(note25_rows()))
         app.post_message(
             messages.SweepProgressed(
                 SweepEnded(Path("results/x"), summary, cancelled=False, error=f"stopped: {TEXT}")

@@ -24,9 +24,10 @@ from collectors.simulator.profiles_note001 import ARMS, TABLE
 from collectors.sweep.events import PointDone, PointProgressed, SweepEnded, SweepStarted
 from collectors.sweep.plan import PointKey, SweepPlan
 from collectors.sweep.store import ARMS_RUN_SCHEMA
-from collectors.sweep.summary import summarize
+from collectors.sweep.summary import summary_of
 from tests.support import synthetic
 from tests.support.dashboard import FakeCollector, FakeSampler, wait_until
+from tests.support.sweep_rows import as_point, points, run_meta
 from tui import messages
 from tui.app import SpectopApp
 from tui.config import Settings
@@ -78,7 +79,7 @@ def note001_meta(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def arms_events() -> list:
     rows = note001_rows()
     schedule = tuple(PointKey(0, 1, r["arm"], r["phase"], r["prompt_class"]) for r in rows)
-    summary = summarize(rows, note001_meta(rows))
+    summary = summary_of(points(rows), run_meta(note001_meta(rows)))
     events: list = [SweepStarted(RUN_DIR, SweepPlan(), schedule, ())]
     for i, (key, row) in enumerate(zip(schedule, rows)):
         shown = {
@@ -88,7 +89,7 @@ def arms_events() -> list:
             "mj_per_token": 1000 * row["energy_j"] / row["committed_tokens"],
             "acceptance": row["accepted"] / row["drafted"] if row["drafted"] else None,
         }
-        events += [PointProgressed(i, key, "running"), PointDone(i, key, shown)]
+        events += [PointProgressed(i, key, "running"), PointDone(i, key, as_point(shown))]
     return [*events, SweepEnded(RUN_DIR, summary, False)]
 
 
@@ -252,7 +253,7 @@ async def test_dialog_starts_a_multi_arm_sweep_over_classes(sim, tmp_path: Path)
             await wait_until(pilot, lambda: ended(seen), timeout_s=120)
             await pilot.pause()
             (done,) = ended(seen)
-            assert done.error is None and done.summary["classes"] == list(CLASSES)
+            assert done.error is None and done.summary.classes == tuple(CLASSES)
             assert sorted(grid(app)) == sorted((c, a) for c in CLASSES for a in ("plain", "draft"))
             assert app.state.sweep_summary is None  # a multi-arm run is not the live verdict's curve
     finally:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from tests.support.sweep_rows import as_point
 from tui.commands.sweep import _point_line
 
 
 def point(**over):
     row = {"batch": 2, "arm": "draft", "phase": "", "tok_s": 100.0, "committed_tokens": 200, "flags": []}
-    return {**row, **over}
+    return as_point({**row, **over})
 
 
 def test_a_covered_point_prints_its_figures():

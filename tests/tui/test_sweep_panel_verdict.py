@@ -7,10 +7,10 @@ from pathlib import Path
 from textual.widgets import Static
 
 from collectors.sweep.events import SweepEnded
-from collectors.sweep.summary import summarize
+from collectors.sweep.summary import summary_of
 from tests.support import synthetic
 from tests.support.dashboard import FakeCollector, FakeSampler
-from tests.support.sweep_rows import flagged, note25_rows
+from tests.support.sweep_rows import flagged, note25_rows, points, run_meta
 from tui import messages
 from tui.app import SpectopApp
 from tui.config import Settings
@@ -19,7 +19,9 @@ from tui.widgets.sweep_plot import SweepPlot
 
 def ended(rows) -> SweepEnded:
     return SweepEnded(
-        Path("results/x"), summarize(rows, {"planned_points": len(rows), "idle_w": None}), False
+        Path("results/x"),
+        summary_of(points(rows), run_meta({"planned_points": len(rows), "idle_w": None})),
+        False,
     )
 
 

@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         registry = CollectorRegistry()
         registry.register(exporter)
         if summary is not None:
-            registry.register(SweepSeries(summary))
+            registry.register(SweepSeries(summary, args.sweep.name))
         try:
             start_listener(host, port, registry)
         except OSError as exc:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from rich.console import Group
 from rich.table import Table
@@ -23,7 +23,8 @@ from collectors.export import json_forms
 from collectors.fmt import num, pct, printable
 from collectors.recording.reader import is_recording, read_recording
 from collectors.recording.report import summarize_recording
-from collectors.sweep.records import PairedSummary, Summary, as_summary
+from collectors.sweep.codec import from_json, to_json
+from collectors.sweep.records import PairedSummary, Summary
 from collectors.sweep.sentences import arms_sentences, to_markdown, verdict_sentences
 from collectors.sweep.store import load_run
 from collectors.sweep.summary import is_arms_run, summarize_record, summary_of
@@ -35,8 +36,10 @@ from collectors.sweep.tables import (
     table_cells,
     to_table_csv,
 )
-from collectors.sweep.textfile import started_unix_s, write_textfile
+from collectors.sweep.textfile import write_textfile
 from tui.commands import _common as opts
+
+R = TypeVar("R")
 
 NAME = "report"
 HELP = "re-render a saved sweep, or summarise a recording"
@@ -69,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
     if args.run_dir.is_file() and is_recording(args.run_dir):
         return report_recording(args)
     skipped: list[str] = []
-    meta, rows = (printable_json(part) for part in load_run(args.run_dir, skipped))
+    meta, rows = load_run(args.run_dir, skipped)
+    meta, rows = printable_record(meta), [printable_record(r) for r in rows]
     if skipped:  # a torn last line, a corrupt line: the report is made from what is whole
         more = f" and {len(skipped) - 1} more" if len(skipped) > 1 else ""
         print(f"spectop report: skipped {printable(skipped[0])}{more}", file=sys.stderr)
@@ -81,8 +85,8 @@ def run(args: argparse.Namespace) -> int:
                 "--textfile writes a paired sweep's series, and this is a multi-arm run",
                 "give the folder of a plain-against-draft sweep over batches",
             )
-        name = args.run_dir.name
-        write_textfile({**summary, "run": name, "started_unix_s": started_unix_s(name)}, args.textfile)
+        assert isinstance(record, PairedSummary)  # not a multi-arm run, said above
+        write_textfile(record, args.textfile, args.run_dir.name)
         print(f"spectop report: wrote {args.textfile}", file=sys.stderr)
     if args.format == "json":
         print(json_forms.dumps(summary, indent=2))
@@ -98,9 +102,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def render_any(summary: Summary | Mapping[str, Any]) -> Table | Group:
+def render_any(record: Summary) -> Table | Group:
     """The paired sweep's tables, or the multi-arm sweep's one (seed 001's, per class)."""
-    record = as_summary(summary)
     if isinstance(record, PairedSummary):
         return render_summary(record)
     header, cells = arms_cells(record)
@@ -113,8 +116,7 @@ def render_any(summary: Summary | Mapping[str, Any]) -> Table | Group:
     return table
 
 
-def any_verdict_lines(summary: Summary | Mapping[str, Any]) -> list[Text]:
-    record = as_summary(summary)
+def any_verdict_lines(record: Summary) -> list[Text]:
     if isinstance(record, PairedSummary):
         return verdict_lines(record)
     lines = [
@@ -124,6 +126,12 @@ def any_verdict_lines(summary: Summary | Mapping[str, Any]) -> list[Text]:
     if record.flags:
         lines.append(Text("Flags: " + ", ".join(record.flags) + " (see points.jsonl)", style="yellow"))
     return lines
+
+
+def printable_record(record: R) -> R:
+    """A record read from a saved run with every string in it made printable (through its JSON form)."""
+    clean: R = from_json(type(record), printable_json(to_json(record)))
+    return clean
 
 
 def printable_json(value: Any) -> Any:

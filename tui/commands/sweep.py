@@ -33,6 +33,7 @@ from collectors.fmt import printable
 from collectors.meters import Sampler, sampling
 from collectors.sweep import plan as sweep_plan
 from collectors.sweep.arms import make_arms
+from collectors.sweep.codec import to_json
 from collectors.sweep.events import (
     IdleMeasured,
     PointDone,
@@ -41,8 +42,9 @@ from collectors.sweep.events import (
     SweepEnded,
     SweepStarted,
 )
+from collectors.sweep.point import SweepPoint
 from collectors.sweep.prompts import BUILT_IN, DEFAULT_SET, PromptSet, load_prompts
-from collectors.sweep.records import Summary, as_summary
+from collectors.sweep.records import Summary
 from collectors.sweep.runner import run_sweep
 from collectors.sweep.summary import rewrite_summary
 from tui.commands import _common as opts
@@ -194,7 +196,7 @@ def _sweep(args: argparse.Namespace, plan, arms, out, sampler: Sampler | None) -
                 elif isinstance(event, IdleMeasured) and out:
                     progress.console.print(
                         f"idle: {_w(event.power_w)} over {event.duration_s:.1f} s"
-                        + (f"\n    ! {event.flag['message']}" if event.flag else ""),
+                        + (f"\n    ! {event.flag.message}" if event.flag else ""),
                         markup=False,
                     )
                 elif isinstance(event, PointProgressed):
@@ -216,7 +218,7 @@ def _sweep(args: argparse.Namespace, plan, arms, out, sampler: Sampler | None) -
     except KeyboardInterrupt:
         if run_dir is None:
             raise
-        points = as_summary(rewrite_summary(run_dir)).points
+        points = rewrite_summary(run_dir).points
         print(
             f"spectop: sweep {_stopped_by(signalled)}; {points} completed points saved in {run_dir}",
             file=sys.stderr,
@@ -253,8 +255,7 @@ def _stopped_by(signalled: list[int]) -> str:
 
 def _finish(ended: SweepEnded, out, as_json: bool, interrupted: str | None) -> int:
     """Print the summary; the exit code. `interrupted` says how, when Ctrl-C or a signal stopped it."""
-    summary = ended.summary
-    record = as_summary(summary)
+    record = ended.summary
     if as_json:
         print(
             json_forms.dumps(
@@ -262,7 +263,7 @@ def _finish(ended: SweepEnded, out, as_json: bool, interrupted: str | None) -> i
                     "run_dir": str(ended.run_dir),
                     "cancelled": ended.cancelled,
                     "error": ended.error,
-                    "summary": summary,
+                    "summary": to_json(record),
                 },
                 indent=2,
             )
@@ -307,16 +308,18 @@ def _w(power_w: float | None) -> str:
     return "—" if power_w is None else f"{power_w:.1f} W"
 
 
-def _point_line(row: dict) -> str:
-    mj = "—" if row.get("mj_per_token") is None else f"{row['mj_per_token']:.0f} mJ/token"
-    if not row.get("energy_covered") and row.get("energy_j") and row.get("committed_tokens"):
+def _point_line(row: SweepPoint) -> str:
+    energy, tokens = row.energy, row.window.committed_tokens
+    mj = "—" if energy.mj_per_token is None else f"{energy.mj_per_token:.0f} mJ/token"
+    if not energy.energy_covered and energy.energy_j and tokens:
         # the meter did not cover the window: its energy is a lower bound (the flag says so below)
-        mj = f"≥ {ledger.mj_per_token(row['energy_j'], row['committed_tokens']):.0f} mJ/token"
-    acc = "" if row.get("acceptance") is None else f", acceptance {100 * row['acceptance']:.0f} %"
-    flags = "".join(f"\n    ! {f['message']}" for f in row.get("flags", []))
-    phase = f" {row['phase']}" if row.get("phase") else ""
-    cls = f"{row['prompt_class']} " if row.get("prompt_class") else ""
+        mj = f"≥ {ledger.mj_per_token(energy.energy_j, tokens):.0f} mJ/token"
+    acceptance = row.window.acceptance
+    acc = "" if acceptance is None else f", acceptance {100 * acceptance:.0f} %"
+    flags = "".join(f"\n    ! {f.message}" for f in row.flags)
+    phase = f" {row.phase}" if row.phase else ""
+    cls = f"{row.prompt_class} " if row.prompt_class else ""
     return (
-        f"  {cls}B={row['batch']:<3} {row['arm']}{phase}: {row['tok_s']:.1f} tok/s, {_w(row.get('power_w'))}, "
+        f"  {cls}B={row.batch:<3} {row.arm}{phase}: {row.tok_s or 0.0:.1f} tok/s, {_w(energy.power_w)}, "
         f"{mj}{acc}{flags}"
     )

@@ -9,9 +9,6 @@ as markup.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -19,7 +16,8 @@ from textual.widgets import Button, DataTable, Static
 
 from collectors.fmt import num, pct, printable
 from collectors.sweep.plan import PointKey
-from collectors.sweep.records import ArmsSummary, Summary, as_summary
+from collectors.sweep.point import SweepPoint
+from collectors.sweep.records import ArmsSummary, Summary
 from collectors.sweep.sentences import verdict_sentences
 from collectors.sweep.summary import MAIN_COLUMNS, table_cells
 from collectors.sweep.tables import arms_cells
@@ -191,24 +189,22 @@ class SweepPanel(Vertical):
         points.move_cursor(row=index)
         self.status(f"point {index + 1}/{total}: {label}: {state}", "bold")
 
-    def point_done(self, index: int, row: dict[str, Any]) -> None:
+    def point_done(self, index: int, row: SweepPoint) -> None:
         points = self.query_one("#sweep-points", DataTable)
-        flags = row.get("flags", [])
-        serious = [f for f in flags if f["code"] != "estimate"]
+        serious = [f for f in row.flags if f.code != "estimate"]
         state = "flagged" if serious else "done"
         values = {
             "state": Text(state, style=STATE_STYLE[state]),
-            "tok_s": num(row.get("tok_s"), ".1f"),
-            "power": num(row.get("power_w"), ".1f"),
-            "mj": num(row.get("mj_per_token"), ".0f"),
-            "acc": pct(row.get("acceptance")),
-            "flags": Text(",".join(f["code"] for f in flags), style="red" if serious else "dim"),
+            "tok_s": num(row.tok_s, ".1f"),
+            "power": num(row.energy.power_w, ".1f"),
+            "mj": num(row.energy.mj_per_token, ".0f"),
+            "acc": pct(row.window.acceptance),
+            "flags": Text(",".join(f.code for f in row.flags), style="red" if serious else "dim"),
         }
         for column, value in values.items():
             points.update_cell(str(index), column, value)
 
-    def show_summary(self, summary: Summary | Mapping[str, Any]) -> None:
-        record = as_summary(summary)
+    def show_summary(self, record: Summary) -> None:
         if isinstance(record, ArmsSummary):
             self._show_arms(record)
             return
@@ -240,7 +236,7 @@ class SweepPanel(Vertical):
             table.add_row(*out.values())
         self.query_one(SweepPlot).show(summary)
 
-    def show_saved(self, summary: Summary | Mapping[str, Any], run_dir: str) -> None:
+    def show_saved(self, summary: Summary, run_dir: str) -> None:
         """A finished run read from its folder (the dialog's "show a saved run")."""
         self.planned(())
         self.ended(summary, run_dir, False, None)
@@ -258,10 +254,7 @@ class SweepPanel(Vertical):
                 verdict.append("\n" + sentence, style="yellow")
         return verdict
 
-    def ended(
-        self, summary: Summary | Mapping[str, Any], run_dir: str, cancelled: bool, error: str | None
-    ) -> None:
-        record = as_summary(summary)
+    def ended(self, record: Summary, run_dir: str, cancelled: bool, error: str | None) -> None:
         self.show_summary(record)
         verdict = self._verdict(record)
         self.query_one("#sweep-verdict", Static).update(verdict)

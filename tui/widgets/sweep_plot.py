@@ -8,12 +8,10 @@ the plot shows the smallest batch (seed 001's one request), and its title says w
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Any
 
 from textual_plotext import PlotextPlot
 
-from collectors.sweep.records import ArmFigures, ArmsSummary, BatchPair, Summary, as_summary
+from collectors.sweep.records import ArmFigures, ArmsSummary, BatchPair, Summary
 from collectors.sweep.settings import draft_length
 
 
@@ -24,8 +22,7 @@ class SweepPlot(PlotextPlot):
         super().on_mount()
         self.show(None)
 
-    def show(self, summary: Summary | Mapping[str, Any] | None) -> None:
-        record = as_summary(summary) if summary is not None else None
+    def show(self, record: Summary | None) -> None:
         if isinstance(record, ArmsSummary):
             self._show_arms(record)
             return

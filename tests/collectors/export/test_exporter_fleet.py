@@ -14,10 +14,10 @@ from collectors.export.exporter import SpectopExporter
 from collectors.export.series import SERIES
 from collectors.meters import MeterInfo, MeterReading
 from collectors.servers.snapshot import ServerSnapshot
-from collectors.sweep.summary import summarize
+from collectors.sweep.summary import summary_of
 from collectors.sweep.textfile import SweepSeries, started_unix_s, write_textfile
 from tests.support import server_latency
-from tests.support.sweep_rows import note25_rows
+from tests.support.sweep_rows import as_point, note25_rows, points
 
 METER = MeterInfo("dcgm", ("gpu0",), "GPU board", "counter", 0.1)
 
@@ -106,7 +106,7 @@ def test_servers_with_their_own_meters_are_not_split():
 
 
 def test_live_drafting_is_read_against_the_sweeps_plain_curve():
-    summary = summarize(note25_rows())
+    summary = summary_of(points(note25_rows()))
     # note 25's plain arm at 2 requests: 39.1 W / 100.2 tok/s = 390.22 mJ/token; live drafting here
     # at 2 requests: 35 W / 125 tok/s = 280 mJ/token, so the ratio is 280 / 390.22 = 0.7175
     exporter = SpectopExporter(None, ConstantSampler(35.0, 10.0), summary=summary)
@@ -121,7 +121,7 @@ def test_live_drafting_is_read_against_the_sweeps_plain_curve():
 
 
 def test_a_server_that_does_not_draft_is_told_what_drafting_would_do():
-    summary = summarize(note25_rows())
+    summary = summary_of(points(note25_rows()))
     exporter = SpectopExporter(None, ConstantSampler(35.0, 10.0), summary=summary)
     feed(exporter, 0, snapshots("http://p", 100, drafting=False, busy_slots_per_decode=4.0))
     labels, ratio = page(exporter)["spectop_draft_energy_ratio"][0]
@@ -143,7 +143,7 @@ def test_survival_is_served_per_position():
 
 
 def test_every_documented_series_is_served_for_a_drafting_server_with_a_sweep():
-    exporter = SpectopExporter(None, ConstantSampler(35.0, 10.0), summary=summarize(note25_rows()))
+    exporter = SpectopExporter(None, ConstantSampler(35.0, 10.0), summary=summary_of(points(note25_rows())))
     polls = snapshots(
         "http://d", 125, drafting=True, spec_types="draft-simple", busy_slots_per_decode=2.0,
         slots_total=4, slots_busy=2, window_steps=50, window_drafted=150, window_accepted=70,
@@ -163,10 +163,9 @@ def test_every_documented_series_is_served_for_a_drafting_server_with_a_sweep():
 
 
 def test_a_sweep_becomes_textfile_series(tmp_path):
-    summary = summarize(note25_rows())
-    summary["run"] = "20261130T180525Z"
+    summary = summary_of(points(note25_rows()))
     path = tmp_path / "spectop_sweep.prom"
-    write_textfile(summary, path)
+    write_textfile(summary, path, "20261130T180525Z")
     metrics: dict[str, dict[tuple, float]] = {}
     for family in text_string_to_metric_families(path.read_text()):
         for s in family.samples:
@@ -187,9 +186,9 @@ def test_a_sweep_becomes_textfile_series(tmp_path):
 
 def test_the_textfile_must_be_one_the_collector_reads(tmp_path):
     with pytest.raises(SpectopError, match=r"\.prom"):
-        write_textfile(summarize(note25_rows()), tmp_path / "sweep.txt")
+        write_textfile(summary_of(points(note25_rows())), tmp_path / "sweep.txt")
     with pytest.raises(SpectopError, match="cannot write"):
-        write_textfile(summarize(note25_rows()), tmp_path / "missing" / "sweep.prom")
+        write_textfile(summary_of(points(note25_rows())), tmp_path / "missing" / "sweep.prom")
 
 
 def test_a_runs_start_comes_from_its_folder_name():
@@ -200,9 +199,8 @@ def test_a_runs_start_comes_from_its_folder_name():
 
 
 def test_the_sweep_series_sit_beside_the_live_ones():
-    summary = summarize(note25_rows())
-    summary["run"] = "r"
-    metrics = page(SpectopExporter(None, None), SweepSeries(summary))
+    summary = summary_of(points(note25_rows()))
+    metrics = page(SpectopExporter(None, None), SweepSeries(summary, "r"))
     assert "spectop_up" in metrics and "spectop_sweep_crossover_batch" in metrics
 
 
@@ -226,7 +224,7 @@ def test_two_servers_one_meter_from_the_command_line(tmp_path):
     store = RunStore(run_dir)
     store.write_meta({"planned_points": 15})
     for row in note25_rows():
-        store.append_point(row)
+        store.append_point(as_point(row))
     port = free_port()
     with Simulator(seed=5, speedup=4.0) as sim:
         plain_url, draft_url = sim.plain_url, sim.draft_url
@@ -295,7 +293,7 @@ def test_report_writes_a_saved_sweep_as_a_textfile(tmp_path):
     store = RunStore(run_dir)
     store.write_meta({"planned_points": 15})
     for row in note25_rows():
-        store.append_point(row)
+        store.append_point(as_point(row))
     prom = tmp_path / "spectop_sweep.prom"
     result = spectop("report", str(run_dir), "--format", "json", "--textfile", str(prom))
     assert result.returncode == 0, result.stderr

@@ -19,26 +19,29 @@ from collectors.live.verdict import (
 )
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep import summary
+from collectors.sweep.codec import to_json
+from collectors.sweep.records import summary_from_json
 from tests.support.snapshots import window_snapshot
-from tests.support.sweep_rows import flagged, note25_rows
+from tests.support.sweep_rows import flagged, note25_rows, points
 
-NOTE25 = summary.summarize(note25_rows())
+NOTE25 = summary.summary_of(points(note25_rows()))
+NOTE25_JSON = to_json(NOTE25)  # as summary.json holds it
 URL = "http://127.0.0.1:8080"
 
 
 def test_curves_are_read_linearly_in_log_batch_and_clamped_at_the_ends():
-    plain = {t["batch"]: t["plain"]["mj_per_token"] for t in NOTE25["rows"]}
+    plain = {t["batch"]: t["plain"]["mj_per_token"] for t in NOTE25_JSON["rows"]}
     assert curve_at(NOTE25, "plain", 2) == pytest.approx(plain[2])
     # 2.83 is halfway from 2 to 4 on a log axis: halfway between their figures
     assert curve_at(NOTE25, "plain", 2 * math.sqrt(2)) == pytest.approx((plain[2] + plain[4]) / 2)
     assert curve_at(NOTE25, "plain", 0.5) == pytest.approx(plain[1])
     assert curve_at(NOTE25, "plain", 64) == pytest.approx(plain[16])
     assert curve_ratio_at(NOTE25, 2) == pytest.approx(0.71, abs=0.01)
-    assert curve_at({"rows": []}, "plain", 2) is None
+    assert curve_at(summary_from_json({"rows": []}), "plain", 2) is None
 
 
 def test_crossover_lies_on_the_same_line_as_the_ratio_curve():
-    cross = NOTE25["crossover"]
+    cross = NOTE25_JSON["crossover"]
     assert cross["below"] == 2 and cross["above"] == 4
     # where the ratio leaves the break-even band upward
     assert curve_ratio_at(NOTE25, cross["batch"]) == pytest.approx(1.05, abs=0.005)
@@ -47,12 +50,12 @@ def test_crossover_lies_on_the_same_line_as_the_ratio_curve():
 def test_curves_skip_the_points_the_sweep_does_not_trust():
     rows = flagged(note25_rows(), 4, "draft", "concurrency")
     rows = flagged(rows, 4, "plain", "other-traffic")  # figures kept in the table, not trusted
-    untrusted_4 = summary.summarize(rows)
+    untrusted_4 = summary.summary_of(points(rows))
     # B=4 is left out: at 4, halfway from 2 to 8 in log B, the curves read the mean of 2 and 8
     halfway_2_8 = 4
-    ratio = {t["batch"]: t["energy_ratio"] for t in NOTE25["rows"]}
+    ratio = {t["batch"]: t["energy_ratio"] for t in NOTE25_JSON["rows"]}
     assert curve_ratio_at(untrusted_4, halfway_2_8) == pytest.approx((ratio[2] + ratio[8]) / 2)
-    plain = {t["batch"]: t["plain"]["mj_per_token"] for t in NOTE25["rows"]}
+    plain = {t["batch"]: t["plain"]["mj_per_token"] for t in NOTE25_JSON["rows"]}
     assert curve_at(untrusted_4, "plain", halfway_2_8) == pytest.approx((plain[2] + plain[8]) / 2)
 
 
@@ -145,7 +148,10 @@ def test_the_verdicts_words_and_rounding():
     assert change(0.4) == "saves 60 %" and change(1.6) == "costs 60 % more"
     assert change(1.0) == "breaks even (+0 %, within 5 %)"
     assert change(1.049) == "breaks even (+5 %, within 5 %)" and change(1.06) == "costs 6 % more"
-    assert verdict(300.0, 2.0, {"rows": []}, True) == "the last sweep has no plain curve to compare with"
+    assert (
+        verdict(300.0, 2.0, summary_from_json({"rows": []}), True)
+        == "the last sweep has no plain curve to compare with"
+    )
     plain_only = {
         "rows": [
             {
@@ -156,7 +162,7 @@ def test_the_verdicts_words_and_rounding():
             }
         ]
     }
-    assert verdict(300.0, 2.0, plain_only, False) == "this server does not draft"
+    assert verdict(300.0, 2.0, summary_from_json(plain_only), False) == "this server does not draft"
 
 
 def test_void_points_never_feed_the_ratio_curve():
@@ -166,7 +172,7 @@ def test_void_points_never_feed_the_ratio_curve():
         {"batch": 4, "energy_ratio": 1.2, "void": False, "trusted": True},
     ]
     # 2 is halfway from 1 to 4 on a log axis: halfway between 0.8 and 1.2
-    assert curve_ratio_at({"rows": rows}, 2) == pytest.approx(1.0)
+    assert curve_ratio_at(summary_from_json({"rows": rows}), 2) == pytest.approx(1.0)
 
 
 def test_void_warning_words_and_urls():

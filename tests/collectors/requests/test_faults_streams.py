@@ -10,6 +10,7 @@ from collectors.errors import ServerUnreachable, SpectopError
 from collectors.http import STREAM_TIMEOUT, make_client
 from collectors.requests.client import STREAM_LIMITS, RequestSpec, StreamLimits, stream_request
 from collectors.sweep import checks, measure
+from collectors.sweep.codec import to_json
 from tests.support.fault_server import (
     Drop,
     FaultServer,
@@ -21,6 +22,7 @@ from tests.support.fault_server import (
     events,
     llama_routes,
 )
+from tests.support.sweep_rows import as_point
 
 TOKEN = {"content": "x", "tokens_predicted": 1, "stop": False}
 STOP = {
@@ -192,10 +194,10 @@ async def test_a_point_keeps_its_failed_requests_and_is_flagged():
     failed = [r for r in window.records if r.error]
     assert len(window.records) == 3 and len(failed) == 1
     assert "streamed an event that is not a JSON object" in failed[0].error
-    figures = measure.window_figures(window)
-    row = {**figures, **measure.energy_fields(None, 1.0, figures["committed_tokens"], None)}
+    figures = to_json(measure.window_figures(window))
+    row = {**figures, **to_json(measure.energy_fields(None, 1.0, figures["committed_tokens"], None))}
     row.update(batch=3, arm="plain", concurrency_max=3)
-    assert "request-errors" in {f["code"] for f in checks.point_flags(row, 48, "counter")}
+    assert "request-errors" in {f.code for f in checks.point_flags(as_point(row), 48, "counter")}
 
 
 async def test_a_point_whose_every_request_failed_raises():

@@ -20,6 +20,7 @@ from collectors.requests.client import RequestSpec, stream_request
 from collectors.requests.proxy_record import Capture, recorded_route
 from collectors.servers import default_route, detect, open_collector, registry
 from collectors.sweep import measure
+from collectors.sweep.codec import to_json
 from collectors.sweep.settings import off_above, setting_lines
 from tests.support.toy_dialect import ToyCollector
 from tests.support.toy_server import toy_serving
@@ -86,7 +87,7 @@ async def test_a_sweep_point_on_the_toy_with_and_without_drafting(toy_registered
                 spec = RequestSpec(max_tokens=TOKENS, route=default_route("toy"), dialect="toy")
                 collector = open_collector(url, "toy", client=client)
                 window = await measure.measure(client, url, [spec] * 2, collector, lambda: False, tag=arm)
-        points[arm] = measure.window_figures(window)
+        points[arm] = to_json(measure.window_figures(window))
     plain, draft = points["plain"], points["draft-4"]
     assert plain["committed_tokens"] == draft["committed_tokens"] == 2 * TOKENS
     assert plain["server_tokens"] == draft["server_tokens"] == 2 * TOKENS

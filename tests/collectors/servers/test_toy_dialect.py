@@ -26,6 +26,7 @@ from collectors.servers.base import (
     window_delta,
 )
 from collectors.sweep import measure
+from collectors.sweep.codec import to_json
 from tests.support.fake_servers import Answer, json_answer, mock_client
 
 URL = "http://127.0.0.1:7000"
@@ -122,7 +123,7 @@ async def test_a_sweep_window_reads_the_toy_dialects_counters(toy_registered):
         spec = RequestSpec(max_tokens=8, route=default_route(backend), dialect=backend)
         collector = open_collector(URL, backend, client=client)
         window = await measure.measure(client, URL, [spec] * 2, collector, lambda: False, tag="t")
-    figures = measure.window_figures(window)
+    figures = to_json(measure.window_figures(window))
     assert figures["committed_tokens"] == 16 and figures["server_tokens"] == 16
     assert figures["server_steps"] == 16
 

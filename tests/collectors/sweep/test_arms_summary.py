@@ -8,10 +8,12 @@ from typing import Any
 import pytest
 
 from collectors.sweep import checks
+from collectors.sweep.records import summary_from_json
 from collectors.sweep.sentences import arms_sentences, to_markdown
 from collectors.sweep.settings import off_above, setting_lines
 from collectors.sweep.summary import summarize
 from collectors.sweep.tables import to_table_csv
+from tests.support.sweep_rows import as_point, points
 
 SERVER = {"backend": "llama.cpp", "command": "llama-server ..."}
 
@@ -62,7 +64,7 @@ def _rows() -> list[dict[str, Any]]:
 
 
 def test_best_by_energy_and_by_speed_per_class() -> None:
-    summary = summarize(_rows())
+    summary = summarize(points(_rows()))
     verdicts = {v["prompt_class"]: v for v in summary["verdicts"]}
     assert (verdicts["code"]["best_energy"], verdicts["code"]["best_speed"]) == ("draft-4", "draft-8")
     assert verdicts["code"]["differ"]
@@ -73,7 +75,7 @@ def test_best_by_energy_and_by_speed_per_class() -> None:
 
 
 def test_table_figures_and_the_void_waiver() -> None:
-    rows = {(t["prompt_class"], t["arm"]): t for t in summarize(_rows())["rows"]}
+    rows = {(t["prompt_class"], t["arm"]): t for t in summarize(points(_rows()))["rows"]}
     code4 = rows[("code", "draft-4")]
     assert code4["energy_ratio"] == 288.0 / 360.0 and abs(code4["speedup"] - 1.7) < 1e-9
     assert abs(code4["mean_advance"] - (1 + 200 / 75)) < 1e-9 and code4["acceptance"] == 200 / 300
@@ -84,12 +86,12 @@ def test_table_figures_and_the_void_waiver() -> None:
 
 def test_void_arm_everywhere_stays_excluded() -> None:
     rows = [r for r in _rows() if r["prompt_class"] == "prose"]
-    prose = {t["arm"]: t for t in summarize(rows)["rows"]}
+    prose = {t["arm"]: t for t in summarize(points(rows))["rows"]}
     assert not prose["ngram"]["trusted"] and prose["ngram"]["excluded"] == ["void"]
 
 
 def test_sixty_percent_line_width_advice_and_setting() -> None:
-    summary = summarize(_rows())
+    summary = summarize(points(_rows()))
     prose = next(v for v in summary["verdicts"] if v["prompt_class"] == "prose")
     assert [b["arm"] for b in prose["below_line"]] == ["draft-4", "draft-8"]
     assert prose["below_line_all_cost"]
@@ -99,14 +101,20 @@ def test_sixty_percent_line_width_advice_and_setting() -> None:
     assert code["settings"] == [
         "llama-server at 1 concurrent request: --spec-draft-n-max 4 (older builds: --draft-max 4)"
     ]
-    sentences = arms_sentences(summary)
+    sentences = arms_sentences(summary_from_json(summary))
     assert any(
         s.startswith("prose at 1 concurrent request: best by energy plain, by speed draft-4")
         for s in sentences
     )
     assert "  Below 60 % acceptance (draft-4 45 %, draft-8 25 %): every one cost energy." in sentences
-    assert "| prose | 1 | draft-4 | 78.0 | 45 % | 396.0 | 1.10x | 1.30x |" in to_markdown(summary)
-    assert to_table_csv(summary).splitlines()[0].startswith("prompt_class,batch,arm,tok_s,acceptance")
+    assert "| prose | 1 | draft-4 | 78.0 | 45 % | 396.0 | 1.10x | 1.30x |" in to_markdown(
+        summary_from_json(summary)
+    )
+    assert (
+        to_table_csv(summary_from_json(summary))
+        .splitlines()[0]
+        .startswith("prompt_class,batch,arm,tok_s,acceptance")
+    )
 
 
 def test_settings_per_engine() -> None:
@@ -151,7 +159,7 @@ def test_drafting_best_at_small_batches_only_turns_off_above() -> None:
         {**_row("code", "draft-4", 180.0, 132.0, accepted=200, drafted=300, steps=75), "batch": 4},
         {**_row("code", "draft-8", 150.0, 156.0, accepted=260, drafted=520, steps=60), "batch": 4},
     ]
-    summary = summarize(rows)
+    summary = summarize(points(rows))
     assert summary["turn_off"] == [
         {
             "prompt_class": "code",
@@ -161,43 +169,43 @@ def test_drafting_best_at_small_batches_only_turns_off_above() -> None:
     ]
     assert (
         "code: drafting pays up to 1 concurrent request. Setting: llama-server: run without a draft above 1 "
-        "concurrent request" in arms_sentences(summary)
+        "concurrent request" in arms_sentences(summary_from_json(summary))
     )
 
 
 def test_void_message_names_what_an_ngram_arm_does() -> None:
-    ngram = checks.drafting_flags(_row("prose", "ngram", 59.0, 367.0))
-    assert [f["code"] for f in ngram] == ["void"]
+    ngram = checks.drafting_flags(as_point(_row("prose", "ngram", 59.0, 367.0)))
+    assert [f.code for f in ngram] == ["void"]
     # n-gram copying has no draft model: the -md advice would send the user the wrong way
-    assert "-md" not in ngram[0]["message"] and "no repeated text to copy" in ngram[0]["message"]
+    assert "-md" not in ngram[0].message and "no repeated text to copy" in ngram[0].message
     # an arm named otherwise whose command copies n-grams gets the same message
     fast = {
         **_row("prose", "fast", 59.0, 367.0),
         "server": {"command": "llama-server --spec-type ngram-simple"},
     }
-    assert checks.drafting_flags(fast)[0]["message"].startswith(
+    assert checks.drafting_flags(as_point(fast))[0].message.startswith(
         "the fast arm drafted nothing: n-gram copying"
     )
     # a draft-model arm that drafted nothing is a setup fault, and the message says the fix
-    draft = checks.drafting_flags(_row("code", "draft-4", 60.0, 360.0))
-    assert "--spec-type draft-simple as well as -md" in draft[0]["message"]
+    draft = checks.drafting_flags(as_point(_row("code", "draft-4", 60.0, 360.0)))
+    assert "--spec-type draft-simple as well as -md" in draft[0].message
 
 
 def test_arm_idle_on_one_class_but_drafting_on_another_is_said() -> None:
-    summary = summarize(_rows())
+    summary = summarize(points(_rows()))
     assert summary["void_waived"] == [
         {"arm": "ngram", "prompt_class": "prose", "drafts_on": ["edit"], "ngram": True}
     ]
     assert (
         "ngram on prose: n-gram copying found nothing to copy there, but it drafts on edit, so that "
         "point measures its plain decoding and counts (not a void arm)."
-    ) in arms_sentences(summary)
+    ) in arms_sentences(summary_from_json(summary))
     # an arm void everywhere is not waived
-    assert summarize([r for r in _rows() if r["prompt_class"] == "prose"])["void_waived"] == []
+    assert summarize(points([r for r in _rows() if r["prompt_class"] == "prose"]))["void_waived"] == []
 
 
 def test_round_energy_per_draft_length_for_the_live_advice() -> None:
     # J_k = mJ/token x G at batch 1; code's draft-4: 288 x (1 + 200/75) = 1056, prose's draft-4:
     # 396 x (1 + 135/75) = 1108.8: median 1082.4; draft-8: code 374.4 x (1 + 260/60) = 1996.8 and
     # prose 612 x (1 + 150/75) = 1836: median 1916.4; n-gram has no length and is left out
-    assert summarize(_rows())["round_energy_mj"] == pytest.approx({"4": 1082.4, "8": 1916.4})
+    assert summarize(points(_rows()))["round_energy_mj"] == pytest.approx({"4": 1082.4, "8": 1916.4})

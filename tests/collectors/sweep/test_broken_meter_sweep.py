@@ -14,6 +14,7 @@ from collectors.meters import Sampler, open_meter
 from collectors.simulator import Simulator
 from collectors.sweep import checks
 from collectors.sweep.arms import make_arms
+from collectors.sweep.codec import to_json
 from collectors.sweep.events import PointDone, SweepEnded
 from collectors.sweep.plan import SweepPlan
 from collectors.sweep.runner import run_sweep
@@ -41,7 +42,7 @@ def sweep(sim, tmp_path, fault: str | None, from_point: int = 3, sampler_meter: 
             arms = make_arms(plain_url=sim.plain_url, draft_url=sim.draft_url)
             for event in run_sweep(PLAN, arms, sampler, tmp_path):
                 if isinstance(event, PointDone):
-                    rows.append(event.row)
+                    rows.append(to_json(event.row))
                     if len(rows) == from_point:
                         exporter.fault = fault
                         # the sweep waits here: the sampler reads the broken page before the next
@@ -53,7 +54,7 @@ def sweep(sim, tmp_path, fault: str | None, from_point: int = 3, sampler_meter: 
         if meter:
             meter.close()
     assert ended is not None and ended.error is None
-    return rows, ended.summary
+    return rows, to_json(ended.summary)
 
 
 class _nothing:

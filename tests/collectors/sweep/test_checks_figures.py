@@ -8,23 +8,24 @@ from collectors.meters.base import MeterInfo
 from collectors.meters.sampler import WindowEnergy
 from collectors.sweep import summary
 from collectors.sweep.checks import EXCLUDING, drift_flag, exclusions, idle_flag, mismatch_flag, point_flags
+from collectors.sweep.codec import to_json
+from tests.support.sweep_rows import as_point, note25_rows, points
 from tests.support.sweep_rows import fine_point as point
-from tests.support.sweep_rows import note25_rows
 
 
 def plain(mj_per_token):
-    return {"arm": "plain", "mj_per_token": mj_per_token}
+    return as_point({"arm": "plain", "mj_per_token": mj_per_token})
 
 
 def test_drift_beyond_the_limit_is_flagged_plain_drift_and_excludes_its_pass():
     # 80 / 64 - 1 = +25 % exactly (binary fractions), against a 20 % limit
     found = drift_flag(plain(80.0), plain(64.0), 0.20)
-    assert found is not None and found["code"] == "plain-drift" and found["code"] in EXCLUDING
-    assert "+25.0 % mJ/token against plain before (limit 20 %)" in found["message"]
+    assert found is not None and found.code == "plain-drift" and found.code in EXCLUDING
+    assert "+25.0 % mJ/token against plain before (limit 20 %)" in found.message
     # the summary matches the flag by its code: the flagged pass at B=1 leaves the batch untrusted
     rows = note25_rows()
-    rows[2]["flags"] = [found]
-    assert summary.summarize(rows)["rows"][0]["excluded"] == ["plain-drift"]
+    rows[2]["flags"] = [to_json(found)]
+    assert summary.summarize(points(rows))["rows"][0]["excluded"] == ["plain-drift"]
 
 
 def test_a_drift_of_exactly_the_limit_is_within_it():
@@ -36,20 +37,20 @@ def test_a_drift_of_exactly_the_limit_is_within_it():
 def test_no_drift_check_without_both_figures():
     # no plain point before (the first pass), or one side without mJ/token (no energy measured)
     assert drift_flag(plain(80.0), None, 0.01) is None
-    assert drift_flag({"arm": "plain", "mj_per_token": None}, plain(64.0), 0.01) is None
-    assert drift_flag({"arm": "plain"}, plain(64.0), 0.01) is None
-    assert drift_flag(plain(80.0), {"arm": "plain", "mj_per_token": None}, 0.01) is None
+    assert drift_flag(as_point({"arm": "plain", "mj_per_token": None}), plain(64.0), 0.01) is None
+    assert drift_flag(as_point({"arm": "plain"}), plain(64.0), 0.01) is None
+    assert drift_flag(plain(80.0), as_point({"arm": "plain", "mj_per_token": None}), 0.01) is None
 
 
 def test_differing_outputs_are_flagged_output_mismatch():
-    reference = {"requests": [{"text_sha256": "a"}] * 4}
-    mine = {"requests": [{"text_sha256": "a"}] * 3 + [{"text_sha256": "b"}]}
+    reference = as_point({"requests": [{"text_sha256": "a"}] * 4})
+    mine = as_point({"requests": [{"text_sha256": "a"}] * 3 + [{"text_sha256": "b"}]})
     found = mismatch_flag(mine, reference)
-    assert found is not None and found["code"] == "output-mismatch" and found["code"] in EXCLUDING
+    assert found is not None and found.code == "output-mismatch" and found.code in EXCLUDING
 
 
 def test_a_row_saved_without_flags_counts():
-    assert exclusions([{"batch": 1, "pass": 0}, {"batch": 1, "pass": 0, "flags": []}]) == [(), ()]
+    assert exclusions(points([{"batch": 1, "pass": 0}, {"batch": 1, "pass": 0, "flags": []}])) == [(), ()]
 
 
 def idle_window(**over) -> WindowEnergy:
@@ -75,22 +76,22 @@ def test_an_idle_meter_that_stands_still_is_a_baseline_but_one_that_ran_back_is_
     # idle, the counter may stand still for the whole window: the server ran no work to move it
     assert idle_flag(idle_window(unchanged_s=2.5)) is None
     ran_back = idle_flag(idle_window(faults=("reset",)))
-    assert ran_back is not None and ran_back["code"] == "idle-meter-backwards"
-    assert ran_back["message"].startswith(
+    assert ran_back is not None and ran_back.code == "idle-meter-backwards"
+    assert ran_back.message.startswith(
         "the meter's counter went backwards in the window (reset) (idle window): no idle baseline"
     )
 
 
 def test_a_short_idle_window_names_its_own_length():
     found = idle_flag(idle_window(short_window=True))
-    assert found is not None and found["code"] == "idle-short"
-    assert found["message"].startswith(
+    assert found is not None and found.code == "idle-short"
+    assert found.message.startswith(
         "the 2.50 s idle window is shorter than 10 meter update periods (0.1 s each)"
     )
 
 
 def codes(row, method="counter", energy=None):
-    return [f["code"] for f in point_flags(row, 64, method, energy)]
+    return [f.code for f in point_flags(row, 64, method, energy)]
 
 
 def test_point_flag_codes_and_their_edges():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from collectors.sweep.arms import make_arms
+from collectors.sweep.codec import to_json
 from collectors.sweep.plan import PointKey, SweepPlan
 from collectors.sweep.session import SweepSession
 from tests.support.fake_servers import MODEL, FakeVllm, VllmEngine
@@ -32,7 +33,7 @@ def test_the_sweep_identifies_every_dialect(fake, expected, tmp_path):
             SweepPlan(batches=(1,)), make_arms(url, url), None, tmp_path, lambda: False, None
         )
         assert sweep.ready(PointKey(0, 1, "plain", "before")) == url
-    info = sweep.identity["plain"]
+    info = to_json(sweep.identity["plain"])
     assert info["url"] == url and info["command"] == f"(running at {url})"
     assert {k: info[k] for k in expected} == expected
     assert {"build", "model", "drafting", "slots_total"} <= info.keys()

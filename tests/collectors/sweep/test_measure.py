@@ -12,8 +12,10 @@ from collectors.requests.client import RequestSpec
 from collectors.servers import default_route, open_collector
 from collectors.servers.base import window_delta
 from collectors.sweep import checks, measure
+from collectors.sweep.codec import to_json
 from tests.support.fake_servers import FakeVllm, VllmEngine, mock_client
 from tests.support.streaming import run_with
+from tests.support.sweep_rows import as_point
 
 URL = "http://127.0.0.1:8000"
 
@@ -22,7 +24,7 @@ async def test_fresh_marks_become_the_energy_window():
     window = await run_with(lambda: MeterReading(time.monotonic(), 1.0, 10.0))
     assert window.energy_t0_s is not None and window.energy_t0_s <= window.t0_s
     assert window.energy_t1_s is not None and window.energy_t1_s >= window.t1_s
-    figures = measure.window_figures(window)
+    figures = to_json(measure.window_figures(window))
     assert figures["committed_tokens"] == 96 and figures["drafted"] == 38 and figures["accepted"] == 30
 
 
@@ -43,14 +45,14 @@ async def vllm_point(
         collector = open_collector(URL, "vllm", client=client)
         spec = RequestSpec(max_tokens=tokens, route=default_route("vllm"), dialect="vllm")
         window = await measure.measure(client, URL, [spec] * batch, collector, lambda: False, tag="t")
-    row = measure.window_figures(window) | {
+    row = to_json(measure.window_figures(window)) | {
         "batch": batch,
         "arm": arm,
         "energy_covered": True,
         "short_window": False,
         "meter_update_period_s": 0.1,
     }
-    return row, [f["code"] for f in checks.point_flags(row, tokens, "counter")]
+    return row, [f.code for f in checks.point_flags(as_point(row), tokens, "counter")]
 
 
 async def test_a_vllm_point_that_ran_the_whole_batch_alone_earns_no_flags():
@@ -111,9 +113,9 @@ async def test_a_draft_point_known_to_have_drafted_nothing_is_void():
 
 def test_other_traffic_allows_for_counters_printed_rounded():
     row = {"server_tokens": 50, "server_tokens_tolerance": 10, "committed_tokens": 48}
-    assert checks.other_traffic_flag(row) is None
-    assert checks.other_traffic_flag(row | {"committed_tokens": 30})["code"] == "other-traffic"
-    assert checks.other_traffic_flag(row | {"server_tokens_tolerance": 0})["code"] == "other-traffic"
+    assert checks.other_traffic_flag(as_point(row)) is None
+    assert checks.other_traffic_flag(as_point(row | {"committed_tokens": 30})).code == "other-traffic"
+    assert checks.other_traffic_flag(as_point(row | {"server_tokens_tolerance": 0})).code == "other-traffic"
 
 
 async def test_a_data_parallel_vllm_reads_the_batch_over_all_engines():

@@ -16,6 +16,7 @@ from collectors.requests.latency import ChunkEvent
 from collectors.requests.record import RequestRecord
 from collectors.servers.base import WindowCounters, WindowDelta
 from collectors.sweep import measure
+from collectors.sweep.codec import to_json
 
 
 def record(rid: str, t_send: float, times: list[float], drafted: bool, **counts) -> RequestRecord:
@@ -51,7 +52,7 @@ def test_a_windows_figures_by_hand():
         before=WindowCounters(tokens=1000, drafted=500, accepted=200, steps=300, drafted_steps=100),
         after=WindowCounters(tokens=1006, drafted=503, accepted=201, steps=303, drafted_steps=102),
     )
-    figures = measure.window_figures(window)
+    figures = to_json(measure.window_figures(window))
     requests = figures.pop("requests")
     assert figures == {
         "window_s": 0.5,
@@ -124,7 +125,7 @@ def test_rounded_counters_and_the_servers_batch():
         before=WindowCounters(tokens=2_000_000, request_steps=300.0, decode_steps=100.0, errors=rounded),
         after=WindowCounters(tokens=2_000_100, request_steps=330.0, decode_steps=110.0, errors=rounded),
     )
-    figures = measure.window_figures(window)
+    figures = to_json(measure.window_figures(window))
     assert figures["counters_rounded"] and figures["server_tokens_tolerance"] == 10
     assert (
         figures["server_busy_per_decode"] == 3.0 and figures["concurrency_mean"] == 3.0
@@ -138,22 +139,22 @@ def test_a_request_that_drafted_nothing_has_a_step_per_event_and_a_failed_one_no
     failed = RequestRecord(
         "f", "http://s", "/completion", 0.0, 0.2, (), latency.profile((), 0.0), None, error="boom"
     )
-    figures = measure.window_figures(measure.Window(0.0, 0.3, [plain, failed]))
+    figures = to_json(measure.window_figures(measure.Window(0.0, 0.3, [plain, failed])))
     assert figures["committed_tokens"] == 3
     assert figures["step_gap_ms_p95"] == pytest.approx(0.1 + 0.95 * 199.8)  # gaps 0.1 and 199.9 ms
 
 
 def test_nothing_accepted_is_0_percent_and_no_counts_read_g_from_bursts():
     none_accepted = record("c", 0.0, [0.1, 0.2, 0.3], True, draft_n=4, draft_n_accepted=0, server_steps=2)
-    figures = measure.window_figures(measure.Window(0.0, 0.3, [none_accepted]))
+    figures = to_json(measure.window_figures(measure.Window(0.0, 0.3, [none_accepted])))
     assert figures["acceptance"] == 0.0 and figures["mean_advance"] == 1.0
     # no counts at all: bursts of 1, then 3 (0.2-0.2002), then 2 (0.3-0.3001): G = 1 + (3 + 2 - 2) / 2
     bursty = record("d", 0.0, [0.1, 0.2, 0.2001, 0.2002, 0.3, 0.3001], True)
-    figures = measure.window_figures(measure.Window(0.0, 0.3, [bursty]))
+    figures = to_json(measure.window_figures(measure.Window(0.0, 0.3, [bursty])))
     assert figures["steps"] is None and not figures["steps_exact"] and figures["drafting_source"] is None
     assert figures["mean_advance"] == pytest.approx(2.5)
     one_event = record("e", 0.0, [0.1], False, server_steps=0)
-    figures = measure.window_figures(measure.Window(0.0, 0.1, [one_event]))
+    figures = to_json(measure.window_figures(measure.Window(0.0, 0.1, [one_event])))
     assert figures["chunk_gap_ms_p50"] is None and figures["chunk_gap_ms_max"] is None
     assert figures["step_gap_ms_p95"] is None and figures["committed_tokens"] == 1
 

@@ -11,6 +11,7 @@ import pytest
 from collectors.errors import SpectopError
 from collectors.launch.process import free_port
 from collectors.simulator.multi_arm import MultiArmSimulator
+from collectors.sweep.codec import to_json
 from collectors.sweep.events import SweepEnded
 from collectors.sweep.named_arms import make_named_arms, parse_arm, with_draft_length
 from collectors.sweep.plan import ArmsPlan, SweepPlan
@@ -125,8 +126,8 @@ def test_an_arm_that_fails_is_recorded_and_the_others_are_kept(tmp_path) -> None
         events = list(run_sweep(plan, arms, None, tmp_path))
     ended = events[-1]
     assert isinstance(ended, SweepEnded) and ended.error is None
-    summary = ended.summary
+    summary = to_json(ended.summary)
     assert list(summary["failed_arms"]) == ["gone"] and dead in summary["failed_arms"]["gone"]
     points = {(t["arm"], t["points"]) for t in summary["rows"]}
     assert {("plain", 2), ("ngram", 1), ("gone", 0)} <= points
-    assert any(line.startswith("Arm gone failed") for line in arms_sentences(summary))
+    assert any(line.startswith("Arm gone failed") for line in arms_sentences(ended.summary))

@@ -15,6 +15,7 @@ from collectors.meters.sampler import Sampler, WindowEnergy
 from collectors.sweep import summary
 from collectors.sweep.arms import make_arms
 from collectors.sweep.checks import idle_flag
+from collectors.sweep.codec import to_json
 from collectors.sweep.measure import energy_fields
 from collectors.sweep.plan import PointKey, SweepPlan
 from collectors.sweep.session import SweepSession
@@ -53,7 +54,7 @@ def window_energy(covered=True, short=False, energy_j=50.0) -> WindowEnergy:
 
 def test_energy_fields_of_a_covered_window():
     # 50 J over 2.5 s for 100 tokens, idle 4 W: 20 W, 500 mJ/token, net 50 - 4 x 2.5 = 40 J
-    fields = energy_fields(window_energy(), 2.5, 100, 4.0)
+    fields = to_json(energy_fields(window_energy(), 2.5, 100, 4.0))
     assert fields["energy_j"] == 50.0 and fields["energy_covered"]
     assert fields["power_w"] == pytest.approx(20.0) and fields["mj_per_token"] == pytest.approx(500.0)
     assert fields["net_energy_j"] == pytest.approx(40.0) and fields["net_mj_per_token"] == pytest.approx(
@@ -62,18 +63,18 @@ def test_energy_fields_of_a_covered_window():
 
 
 def test_an_uncovered_window_keeps_its_lower_bound_but_derives_nothing_from_it():
-    fields = energy_fields(window_energy(covered=False), 2.5, 100, 4.0)
+    fields = to_json(energy_fields(window_energy(covered=False), 2.5, 100, 4.0))
     assert fields["energy_j"] == 50.0 and fields["energy_covered"] is False
     assert fields["power_w"] is None and fields["mj_per_token"] is None
     assert fields["net_energy_j"] is None and fields["net_mj_per_token"] is None
-    assert energy_fields(None, 2.5, 100, 4.0)["energy_j"] is None
+    assert energy_fields(None, 2.5, 100, 4.0).energy_j is None
 
 
 def test_idle_flags():
     assert idle_flag(window_energy()) is None
-    assert idle_flag(window_energy(covered=False))["code"] == "idle-meter-gap"
+    assert idle_flag(window_energy(covered=False)).code == "idle-meter-gap"
     short = idle_flag(window_energy(short=True))
-    assert short["code"] == "idle-short" and "2.50 s idle window" in short["message"]
+    assert short.code == "idle-short" and "2.50 s idle window" in short.message
 
 
 def sweep(tmp_path, sampler=None, idle_s=0.0) -> SweepSession:
@@ -98,7 +99,7 @@ def test_an_idle_window_that_is_no_baseline_gives_none(tmp_path, readings_from, 
     now = time.monotonic()
     sampler = constant_power(now + readings_from, now + readings_to, period_s)
     power_w, flag = sweep(tmp_path, sampler, idle_s=0.15).measure_idle()
-    assert power_w is None and flag["code"] == code
+    assert power_w is None and flag.code == code
 
 
 async def test_point_rows_carry_energy_over_the_marked_window_and_every_gap(tmp_path):
@@ -106,7 +107,8 @@ async def test_point_rows_carry_energy_over_the_marked_window_and_every_gap(tmp_
     t0, t1 = window.t0_s, window.t1_s
     run = sweep(tmp_path, constant_power(t0 - 1.0, t1 + 1.0))
     run.idle_w = 10.0
-    row = run.point_row(0, PointKey(0, 2, "draft"), window)
+    point = run.point_row(0, PointKey(0, 2, "draft"), window)
+    row = to_json(point)
     seconds = t1 - t0
     assert row["energy_window_s"] == pytest.approx(seconds)
     assert row["energy_j"] == pytest.approx(POWER_W * seconds) and row["power_w"] == pytest.approx(POWER_W)
@@ -115,13 +117,13 @@ async def test_point_rows_carry_energy_over_the_marked_window_and_every_gap(tmp_
     # the samples behind the pooled tails: one point pooled is that point's own percentile
     assert len(row["chunk_gaps_ms"]) > 40
     assert float(np.percentile(row["chunk_gaps_ms"], 95)) == pytest.approx(row["chunk_gap_ms_p95"], abs=0.001)
-    assert summary.aggregate([row]).chunk_gap_ms_p95 == pytest.approx(row["chunk_gap_ms_p95"], abs=0.001)
+    assert summary.aggregate([point]).chunk_gap_ms_p95 == pytest.approx(row["chunk_gap_ms_p95"], abs=0.001)
 
 
 async def test_a_point_the_meter_did_not_cover_has_no_watts_or_mj(tmp_path):
     window = await run_with(None)
     run = sweep(tmp_path, constant_power(window.t0_s - 1.0, (window.t0_s + window.t1_s) / 2))
-    row = run.point_row(0, PointKey(0, 2, "draft"), window)
+    row = to_json(run.point_row(0, PointKey(0, 2, "draft"), window))
     assert row["energy_covered"] is False and row["energy_j"] > 0
     assert row["power_w"] is None and row["mj_per_token"] is None
     assert "meter-gap" in {f["code"] for f in row["flags"]}

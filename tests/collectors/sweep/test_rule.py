@@ -127,7 +127,7 @@ def test_crossover_and_recommendation_never_contradict(table):
 def test_a_lone_exit_from_the_band_is_refined_even_without_a_clean_crossover():
     from collectors.sweep.plan import SweepPlan
     from collectors.sweep.runner import refinement
-    from tests.support.sweep_rows import note25_rows
+    from tests.support.sweep_rows import note25_rows, points
 
     rows = note25_rows()
     # a noisy one-request point reading 1.07: the table has no clean crossover any more, but the
@@ -136,29 +136,29 @@ def test_a_lone_exit_from_the_band_is_refined_even_without_a_clean_crossover():
         if r["batch"] == 1 and r["arm"] == "draft":
             r["energy_j"] *= 1.07 / 1.03
     assert judge([(1, 1.07), (2, 0.71), (4, 1.12)]).crossover is None
-    assert [k.batch for k in refinement(SweepPlan(refine=True), rows)] == [3, 3, 3]
+    assert [k.batch for k in refinement(SweepPlan(refine=True), points(rows))] == [3, 3, 3]
     # two exits (the ratio dips back under the band at 8 and leaves it again at 16): no refinement
     assert len(upward_exits([(1, 0.9), (2, 1.2), (4, 0.9), (8, 1.2)])) == 2
     dips = note25_rows()
     for r in dips:
         if r["arm"] == "draft" and r["batch"] == 8:
             r["energy_j"] *= 0.9 / 1.5
-    assert refinement(SweepPlan(refine=True), dips) == []
+    assert refinement(SweepPlan(refine=True), points(dips)) == []
 
 
 def test_a_refined_batch_that_drifted_in_the_grid_is_measured_again_and_trusted():
     from collectors.sweep.plan import SweepPlan
     from collectors.sweep.runner import refinement
     from collectors.sweep.summary import summarize
-    from tests.support.sweep_rows import NOTE25, flagged, note25_rows, row
+    from tests.support.sweep_rows import NOTE25, flagged, note25_rows, points, row
 
     # the grid's plain arm drifted at B=4: 4 is untrusted, and the lone exit of the trusted
     # batches is between 2 (0.71) and 8 (1.50), at log-B share (1.05 - 0.71) / (1.50 - 0.71) = 0.43:
     # B = 2 * 4 ** 0.43 = 3.6, so the batch to measure is 4 again
     rows = flagged(note25_rows(), 4, "plain", "plain-drift", phase="after")
-    assert not next(t for t in summarize(rows)["rows"] if t["batch"] == 4)["trusted"]
+    assert not next(t for t in summarize(points(rows))["rows"] if t["batch"] == 4)["trusted"]
     plan = SweepPlan(refine=True)
-    keys = refinement(plan, rows)
+    keys = refinement(plan, points(rows))
     assert [k.batch for k in keys] == [4, 4, 4]
     # a pass of its own, past the plan's two: the grid's drift at B=4 must not exclude it
     assert {k.pass_index for k in keys} == {plan.passes} == {2}
@@ -168,7 +168,7 @@ def test_a_refined_batch_that_drifted_in_the_grid_is_measured_again_and_trusted(
         row(4, "draft", d_tok, d_w, drafted=400, accepted=280, steps=200, pass_=keys[1].pass_index),
         row(4, "plain", p_tok, p_w, phase="after", pass_=keys[2].pass_index),
     ]
-    at4 = next(t for t in summarize(rows)["rows"] if t["batch"] == 4)
+    at4 = next(t for t in summarize(points(rows))["rows"] if t["batch"] == 4)
     # the clean refined triple is trusted, with the grid's drifted pass left out: note 25's
     # (37.1 / 163.4) / (39.0 / 192.3) = 227.1 / 202.8 = 1.12
     assert at4["trusted"] and at4["energy_ratio"] == pytest.approx(1.12, abs=0.005)

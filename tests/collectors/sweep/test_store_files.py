@@ -12,19 +12,21 @@ from collectors.errors import SpectopError
 from collectors.export.json_forms import dumps, finite
 from collectors.simulator import Simulator
 from collectors.sweep.arms import make_arms
+from collectors.sweep.codec import to_json
 from collectors.sweep.events import SweepEnded, SweepStarted
 from collectors.sweep.plan import SweepPlan
+from collectors.sweep.run_meta import RunMeta
 from collectors.sweep.runner import run_sweep
 from collectors.sweep.store import RunStore, load_run, new_run_dir, point_problem
-from tests.support.sweep_rows import note25_rows
+from tests.support.sweep_rows import as_point, note25_rows, points
 
 
 def test_a_line_torn_by_a_crash_never_swallows_the_next_row(tmp_path):
-    rows = note25_rows()[:2]
+    rows = points(note25_rows()[:2])
     store = RunStore(tmp_path)
     store.append_point(rows[0])
     with open(store.points_path, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(rows[1])[:40])  # killed mid-write: no newline
+        fh.write(json.dumps(to_json(rows[1]))[:40])  # killed mid-write: no newline
     store.append_point(rows[1])  # the next sweep point after a restart of the writer
     skipped: list[str] = []
     _, loaded = load_run(tmp_path, skipped)
@@ -71,11 +73,11 @@ def test_a_corrupt_meta_is_ignored_and_said(tmp_path):
     (tmp_path / "meta.json").write_text('{"planned_points": "lots", "idle_w": 12.5')
     skipped: list[str] = []
     meta, rows = load_run(tmp_path, skipped)
-    assert meta == {} and len(rows) == 1 and skipped == ["meta.json: not a JSON object, ignored"]
+    assert meta == RunMeta() and len(rows) == 1 and skipped == ["meta.json: not a JSON object, ignored"]
     (tmp_path / "meta.json").write_text('{"planned_points": "lots", "idle_w": 12.5}')
     skipped.clear()
     meta, _ = load_run(tmp_path, skipped)
-    assert meta == {"idle_w": 12.5} and skipped == [
+    assert meta == RunMeta(idle_w=12.5) and skipped == [
         "meta.json: planned_points is not what a sweep writes, ignored"
     ]
 
@@ -100,7 +102,7 @@ def test_files_are_strict_json_without_nan_or_infinity(tmp_path):
         "c": None,
     }
     store = RunStore(tmp_path)
-    store.append_point({**note25_rows()[0], "power_w": math.nan})
+    store.append_point(as_point({**note25_rows()[0], "power_w": math.nan}))
     store.write_summary({"ratio": math.inf}, "", "")
     strict = {"parse_constant": lambda name: pytest.fail(f"{name} in a file")}
     assert json.loads(store.points_path.read_text(), **strict)["power_w"] is None
@@ -120,6 +122,6 @@ def test_a_summary_that_cannot_be_written_still_ends_the_sweep_with_it(tmp_path)
                 (event.run_dir / "summary.json").mkdir()
             events.append(event)
     ended = events[-1]
-    assert isinstance(ended, SweepEnded) and ended.summary["points"] == 3
+    assert isinstance(ended, SweepEnded) and ended.summary.points == 3
     assert ended.error.startswith(f"cannot write {ended.run_dir / 'summary.json'}: Is a directory")
     assert len(load_run(ended.run_dir)[1]) == 3

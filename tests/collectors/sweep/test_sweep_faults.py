@@ -40,7 +40,7 @@ def test_a_point_that_fails_twice_ends_the_sweep_with_its_summary(tmp_path):
     ended = events_[-1]
     assert isinstance(ended, SweepEnded) and not ended.cancelled
     assert "/completion streamed an event that is not a JSON object" in ended.error
-    assert ended.summary["points"] == 1  # the plain point before it is kept
+    assert ended.summary.points == 1  # the plain point before it is kept
     saved = json.loads((ended.run_dir / "summary.json").read_text())
     assert saved["points"] == 1
 
@@ -50,7 +50,7 @@ def test_a_server_of_the_wrong_shape_ends_the_sweep_before_it_measures(tmp_path)
     with FaultServer({"/props": Reply(props)}) as plain, FaultServer() as draft:
         events_ = sweep(plain, draft, tmp_path)
     ended = events_[-1]
-    assert isinstance(ended, SweepEnded) and ended.summary["points"] == 0
+    assert isinstance(ended, SweepEnded) and ended.summary.points == 0
     assert ended.error.startswith(f"the plain server at {plain.url}: /props answered a `total_slots`")
     assert (ended.run_dir / "summary.json").is_file()
 

@@ -15,6 +15,7 @@ import pytest
 from collectors.meters import Sampler, open_meter
 from collectors.simulator import Simulator
 from collectors.sweep.arms import make_arms
+from collectors.sweep.codec import to_json
 from collectors.sweep.events import PointDone, PointProgressed, SweepEnded
 from collectors.sweep.plan import SweepPlan
 from collectors.sweep.runner import run_sweep
@@ -48,13 +49,13 @@ def test_a_sweep_on_an_engine_simulator_recovers_note25(tmp_path, backend) -> No
                 elif isinstance(event, PointDone):
                     after = sim.accelerator.read()
                     points.append(
-                        (event.row, after.busy_s - before.busy_s, after.request_s - before.request_s)
+                        (to_json(event.row), after.busy_s - before.busy_s, after.request_s - before.request_s)
                     )
                 events.append(event)
         meter.close()
     ended = events[-1]
     assert isinstance(ended, SweepEnded) and ended.error is None
-    summary = ended.summary
+    summary = to_json(ended.summary)
     idle_w = summary["idle_w"]
     for row, busy_s, request_s in points:
         batch, arm = row["batch"], row["arm"]

@@ -35,6 +35,7 @@ import pytest
 from collectors.meters import Sampler, open_meter
 from collectors.simulator import Simulator
 from collectors.sweep.arms import make_arms
+from collectors.sweep.codec import to_json
 from collectors.sweep.events import PointDone, PointProgressed, SweepEnded
 from collectors.sweep.plan import SweepPlan
 from collectors.sweep.runner import run_sweep
@@ -94,13 +95,17 @@ def swept(tmp_path_factory) -> tuple[dict[str, Any], list[Point]]:
                 elif isinstance(event, PointDone):
                     after = sim.accelerator.read()
                     points.append(
-                        Point(event.row, after.busy_s - before.busy_s, after.request_s - before.request_s)
+                        Point(
+                            to_json(event.row),
+                            after.busy_s - before.busy_s,
+                            after.request_s - before.request_s,
+                        )
                     )
                 events.append(event)
         meter.close()
     ended = events[-1]
     assert isinstance(ended, SweepEnded) and ended.error is None
-    return ended.summary, points
+    return to_json(ended.summary), points
 
 
 def _note25(batch: int, arm: str) -> tuple[float, float, float]:

@@ -19,6 +19,7 @@ from tests.support.captures import read_json, sse_lines
 from tests.support.polls import llama_at as at
 from tests.support.polls import llama_format
 from tests.support.polls import llama_page as page
+from tests.support.sweep_rows import as_point
 
 URL = "http://127.0.0.1:8080"
 # the captures' two windows: before → busy ran the four 48-token requests of the completion and
@@ -234,8 +235,8 @@ async def test_window_counters_at_2e6_give_the_sweep_its_tolerance():
     # printed 2.00042e+06 and 2.00047e+06: 50 read for 48 generated, each read ± 5
     assert window.tokens == 50 and window.tokens_tolerance == 10 and window.rounded
     row = {"server_tokens": window.tokens, "server_tokens_tolerance": window.tokens_tolerance}
-    assert checks.other_traffic_flag(row | {"committed_tokens": 48}) is None
-    assert checks.other_traffic_flag(row | {"committed_tokens": 24}) is not None
+    assert checks.other_traffic_flag(as_point(row | {"committed_tokens": 48})) is None
+    assert checks.other_traffic_flag(as_point(row | {"committed_tokens": 24})) is not None
 
 
 @pytest.mark.parametrize(("decodes", "expected"), [(300, None), (3000, pytest.approx(1.0, abs=0.01))])
