@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-from collectors.sweep.records import ArmsSummary, PairedSummary, Summary
-
-
-def is_arms(summary: Summary) -> bool:
-    """A multi-arm sweep's summary (an arm x class grid), not a paired one (note 25's table)."""
-    return isinstance(summary, ArmsSummary)
+from collectors.sweep.records import PairedSummary, Summary
 
 
 def sweep_headline(record: Summary) -> str:

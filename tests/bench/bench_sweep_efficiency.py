@@ -44,7 +44,7 @@ def main() -> None:
                 elif isinstance(event, PointProgressed) and event.state == "running":
                     spent["warm-ups"] += now - last
                 elif isinstance(event, PointDone):
-                    spent["measured windows"] += event.row["window_s"]
+                    spent["measured windows"] += event.row.window.window_s
                     points += 1
                 elif isinstance(event, SweepEnded) and event.error:
                     raise SystemExit(f"the sweep failed: {event.error}")
