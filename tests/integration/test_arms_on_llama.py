@@ -68,8 +68,9 @@ def sweep(binary, models, tmp_path: Path, draft_max: str, tokens: int, on_event=
 def test_ngram_wins_the_edit_class_and_counts_match_the_servers(llama_server_binary, tiny_models, tmp_path):
     ended = sweep(llama_server_binary, tiny_models, tmp_path, "2,8", 64)
     assert ended.error is None and not ended.cancelled
-    _, rows = load_run(ended.run_dir)
-    assert sorted(r.arm for r in rows) == ["draft-2", "draft-8", "ngram", "plain", "plain"]
+    _, points = load_run(ended.run_dir)
+    rows = to_json(points)  # as points.jsonl holds them
+    assert sorted(r["arm"] for r in rows) == ["draft-2", "draft-8", "ngram", "plain", "plain"]
     for row in rows:
         assert row["prompt_class"] == "edit" and row["committed_tokens"] == 64
         if row["arm"] != "plain":
@@ -112,5 +113,5 @@ def test_a_crashing_ngram_arm_is_recorded_failed_and_the_others_kept(
     assert "cannot reach" in error and tail.strip()  # why, and what its server last said
     _, rows = load_run(ended.run_dir)
     assert sorted(r.arm for r in rows) == ["draft-2", "plain", "plain"]
-    assert all(r["committed_tokens"] == 16 for r in rows)
+    assert all(r.window.committed_tokens == 16 for r in rows)
     assert any(line.startswith("Arm ngram failed") for line in arms_sentences(ended.summary))
