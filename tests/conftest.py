@@ -16,3 +16,10 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if item.get_closest_marker("llama") is not None:
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(autouse=True)
+def _user_data_in_tmp(tmp_path_factory, monkeypatch):
+    """spectop keeps its energy ledger under the user's data folder (XDG_DATA_HOME on Linux): a test's
+    goes to a folder of its own, never into the home of whoever runs the suite."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data")))

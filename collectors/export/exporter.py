@@ -23,6 +23,8 @@ from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
 from collectors.export.series import FeedView, series
+from collectors.ledgerdb.store import EnergyStore
+from collectors.ledgerdb.writer import LedgerWriter
 from collectors.live.accounting import LiveLedger
 from collectors.meters.sampler import Sampler, mark_at_poll
 from collectors.servers.answers import error_snapshot
@@ -43,6 +45,7 @@ class ServerFeed:
         self.collector, self.sampler = collector, sampler
         self.live = LiveLedger(energy_window_s, sampler.meter.info if sampler else None)
         self._meter_t_s: float | None = None
+        self.ledger: LedgerWriter | None = None  # the energy ledger on disk, where one is kept
 
     @property
     def url(self) -> str:
@@ -59,6 +62,8 @@ class ServerFeed:
                 continue
             self._meter_t_s = r.t_s
             self.live.add_reading(r)  # an energy-only meter's power comes from the energy slope
+        if self.ledger is not None:
+            self.ledger.flush(self.live)
 
     async def poll(self) -> ServerSnapshot:
         """The collector's next snapshot; one saying why, when the poll itself failed."""
@@ -96,8 +101,9 @@ class SpectopExporter(Collector):
         sampler: Sampler | None,
         energy_window_s: float = 30.0,
         summary: Summary | None = None,
+        ledger: EnergyStore | None = None,
     ) -> None:
-        self.energy_window_s, self.summary = energy_window_s, summary
+        self.energy_window_s, self.summary, self.store = energy_window_s, summary, ledger
         self.feeds: list[ServerFeed] = []
         self._lock = threading.Lock()
         self.add_server(collector, sampler)
@@ -110,6 +116,11 @@ class SpectopExporter(Collector):
     def add_server(self, collector: Polled | None, sampler: Sampler | None) -> ServerFeed:
         """Watch another server; passing the sampler an earlier server has means they share it."""
         feed = ServerFeed(collector, sampler, self.energy_window_s)
+        sharing = [f for f in self.feeds if sampler is not None and f.sampler is sampler]
+        for other in sharing:  # a shared meter's joules are split by tokens only over a rolling window
+            other.ledger = None
+        if self.store is not None and sampler is not None and not sharing:
+            feed.ledger = LedgerWriter(self.store, feed.url, self.summary)
         self.feeds.append(feed)
         return feed
 

@@ -24,6 +24,7 @@ from collectors.servers import check_url
 from collectors.servers.auto import AutoCollector
 from collectors.sweep.textfile import SweepSeries, saved_summary
 from tui.commands import _common as opts
+from tui.commands import _report_ledger
 
 NAME = "export"
 HELP = "serve spectop's figures on a Prometheus /metrics endpoint"
@@ -56,6 +57,7 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         help="a saved sweep: serve its table and read live mJ/token against its curves (the verdict)",
     )
     opts.add_options(parser, "api-key")
+    _report_ledger.add_keep_options(parser)
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -77,7 +79,10 @@ def run(args: argparse.Namespace) -> int:
         opened = {spec: stack.enter_context(sampling(spec)) for spec in dict.fromkeys(specs)}
         samplers = [opened[specs[i if len(specs) > 1 else 0]] for i in range(len(urls))]
         collectors = [AutoCollector(url, api_key=opts.api_key(args)) for url in urls]
-        exporter = SpectopExporter(collectors[0], samplers[0], args.window, summary)
+        store = _report_ledger.open_store(args)
+        if store is not None:
+            stack.callback(store.close)
+        exporter = SpectopExporter(collectors[0], samplers[0], args.window, summary, store)
         for collector, sampler in zip(collectors[1:], samplers[1:]):
             exporter.add_server(collector, sampler)
         registry = CollectorRegistry()
@@ -90,8 +95,9 @@ def run(args: argparse.Namespace) -> int:
             raise SpectopError(
                 f"cannot listen on {host}:{port} ({exc.strerror})", "pick another --listen"
             ) from exc
+        kept = f"; energy ledger {store.path}" if store is not None else ""
         print(
-            f"spectop export: serving http://{host}:{port}/metrics for {', '.join(urls)}; Ctrl-C stops",
+            f"spectop export: serving http://{host}:{port}/metrics for {', '.join(urls)}{kept}; Ctrl-C stops",
             file=sys.stderr,
             flush=True,
         )

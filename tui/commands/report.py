@@ -38,6 +38,7 @@ from collectors.sweep.tables import (
 )
 from collectors.sweep.textfile import write_textfile
 from tui.commands import _common as opts
+from tui.commands import _report_ledger
 
 R = TypeVar("R")
 
@@ -51,8 +52,13 @@ DESCRIPTION = (
 
 def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "run_dir", type=Path, metavar="DIR", help="a folder written by spectop sweep, or a --record file"
+        "run_dir",
+        type=Path,
+        nargs="?",
+        metavar="DIR",
+        help="a folder written by spectop sweep, or a --record file",
     )
+    _report_ledger.add_report_options(parser)
     parser.add_argument(
         "--format",
         choices=("table", "csv", "markdown", "json"),
@@ -69,6 +75,8 @@ def add_options(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.since is not None or args.run_dir is None:
+        return _report_ledger.checked_run(args)
     if args.run_dir.is_file() and is_recording(args.run_dir):
         return report_recording(args)
     skipped: list[str] = []

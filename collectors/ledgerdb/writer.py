@@ -1,0 +1,117 @@
+"""Poll windows into the energy ledger: each window's joules, tokens and drafting, once the meter covers it.
+
+A poll's window is (previous poll, this poll]; its joules are the meter's counter across it
+(collectors/energy/ledger.py `window_energy_j`), so windows that follow each other add up to the
+counter's difference (collectors/docs/energy-ledger.md, Eq. 3). Pitfalls handled: the meter is read on
+its own schedule, so a window waits until a reading at or after its end has arrived (then it is
+written, never extrapolated); a window the meter began after is never written; a counter that ran
+back gives no joules for its window (skipped, not negative); a window is timed by the wall clock
+through one offset per writer, so consecutive windows meet exactly and the store can keep them
+disjoint across restarts (collectors/ledgerdb/store.py).
+
+The verdict per window is the live one (collectors/live/verdict.py): the rolling mJ/token against
+the last sweep's plain curve at the current batch. Where drafting costs more than plain (ratio r
+above the sweep rule's even band), switching it off would have used 1/r of the window's joules:
+`saving_j = energy_j × (1 − 1/r)`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from collectors.ledgerdb.store import EnergyStore, Window
+from collectors.live.accounting import LiveLedger
+from collectors.live.verdict import curve_at
+from collectors.servers.snapshot import ServerSnapshot
+from collectors.sweep.records import Summary
+from collectors.sweep.rule import Verdict, classify
+
+
+class LedgerWriter:
+    """Writes one server's poll windows from its LiveLedger into the store; call `flush` after each poll."""
+
+    def __init__(
+        self,
+        store: EnergyStore,
+        server: str,
+        summary: Summary | Mapping[str, Any] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store, self.server, self.summary = store, server, summary
+        self._wall_minus_mono_s = wall_clock() - clock()
+        self._done_until_s = float("-inf")  # monotonic end of the last window handled
+
+    def flush(self, live: LiveLedger) -> int:
+        """Write the windows the meter now covers; returns how many the store took."""
+        if not live.power:
+            return 0
+        covered_until_s, covered_from_s = live.power[-1].t_s, live.power[0].t_s
+        # the polls not handled yet are the last few: walk back to them, not over the whole history
+        pending = list(
+            itertools.takewhile(lambda s: s.taken_at_s > self._done_until_s, reversed(live.snapshots))
+        )
+        windows = []
+        for snap in reversed(pending):
+            if snap.taken_at_s > covered_until_s:
+                break  # the meter has not reached this window's end yet: wait for it
+            self._done_until_s = snap.taken_at_s
+            window = self._window(live, snap, covered_from_s)
+            if window is not None:
+                windows.append(window)
+        return self.store.add(windows)
+
+    def _window(self, live: LiveLedger, snap: ServerSnapshot, covered_from_s: float) -> Window | None:
+        if not snap.ok or not snap.window_s or snap.taken_at_s - snap.window_s < covered_from_s:
+            return None
+        t0_s, t1_s = snap.taken_at_s - snap.window_s, snap.taken_at_s
+        points = live.power
+        inside = itertools.islice(points, bisect.bisect_right(points, t0_s, key=lambda p: p.t_s), None)
+        if any(p.fault for p in itertools.takewhile(lambda p: p.t_s <= t1_s, inside)):
+            return None  # the counter ran back inside: its difference is no measurement
+        energy_j = live.energy_between_j(t0_s, t1_s)
+        if energy_j is None or energy_j < 0:
+            return None
+        tokens = snap.window_tokens or 0
+        judged_s = paid_s = saving_j = 0.0
+        ratio = self._drafting_ratio(live) if snap.drafting else None
+        if ratio is not None:
+            judged_s = snap.window_s
+            kind = classify(ratio)
+            paid_s = snap.window_s if kind is Verdict.SAVES else 0.0
+            saving_j = energy_j * (1 - 1 / ratio) if kind is Verdict.COSTS else 0.0
+        return Window(
+            server=self.server,
+            start_unix_s=t0_s + self._wall_minus_mono_s,
+            end_unix_s=t1_s + self._wall_minus_mono_s,
+            batch_level=batch_level(snap) if tokens else 0,
+            energy_j=energy_j,
+            tokens=tokens,
+            drafted=snap.window_drafted or 0,
+            accepted=snap.window_accepted or 0,
+            drafting_s=snap.window_s if snap.drafting else 0.0,
+            judged_s=judged_s,
+            paid_s=paid_s,
+            saving_j=saving_j,
+        )
+
+    def _drafting_ratio(self, live: LiveLedger) -> float | None:
+        """Live drafting mJ/token over the sweep's plain curve at the current batch (the live verdict's)."""
+        if self.summary is None:
+            return None
+        batch, mj_per_token = live.current_batch(), live.rolling().mj_per_token
+        if batch is None or mj_per_token is None:
+            return None
+        plain = curve_at(self.summary, "plain", batch)
+        return mj_per_token / plain if plain else None
+
+
+def batch_level(snap: ServerSnapshot) -> int:
+    """Requests per decode over the window, to the nearest whole request (at least 1 when it worked)."""
+    if snap.busy_slots_per_decode:
+        return max(1, round(snap.busy_slots_per_decode))
+    return max(1, snap.slots_busy or 0)
