@@ -11,6 +11,7 @@ from collections import OrderedDict, deque
 from collections.abc import Mapping
 
 from collectors.energy.attribution import Attribution, AttributionBook
+from collectors.ledgerdb.writer import LedgerWriter
 from collectors.live.accounting import HISTORY, LiveLedger
 from collectors.live.verdict import LiveEnergy, live_energy
 from collectors.meters import MeterInfo, MeterReading
@@ -33,6 +34,7 @@ class LiveState:
         self.sweep_running = False
         self.paused = False
         self.slot_tok_s: dict[int, float] = {}  # busy slot -> tokens/s since the previous poll
+        self.keeper: LedgerWriter | None = None  # writes the energy ledger (--ledger), where kept
 
     @property
     def records(self) -> OrderedDict[str, RequestRecord]:
@@ -48,13 +50,21 @@ class LiveState:
         if snap.live_tok_s is not None:
             self.tok_s.append(snap.live_tok_s)
         self.slot_tok_s = slot_rates(prev, snap)
+        self.keep()
 
     def add_reading(self, reading: MeterReading) -> bool:
         """Store one meter reading; False when it gave no power point (see LiveLedger.add_reading)."""
         point = self.ledger.add_reading(reading)
         if point is not None:
             self.power_w.append(point.power_w)
+            self.keep()
         return point is not None
+
+    def keep(self) -> None:
+        """The windows the meter now covers, to the energy ledger (judged only outside a sweep)."""
+        if self.keeper is not None:
+            self.keeper.summary = None if self.sweep_running else self.sweep_summary
+            self.keeper.flush(self.ledger)
 
     def add_record(self, record: RequestRecord) -> None:
         self.book.add(record)  # its figure, and those of the records it overlaps, on the next settle

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import sqlite3
 import time
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
 
-from collectors.ledgerdb.store import EnergyStore, Window
+from collectors.ledgerdb.store import Window
 from collectors.live.accounting import LiveLedger
 from collectors.live.verdict import curve_at
 from collectors.servers.snapshot import ServerSnapshot
@@ -31,12 +32,18 @@ from collectors.sweep.records import Summary
 from collectors.sweep.rule import Verdict, classify
 
 
+class WindowSink(Protocol):
+    """Where windows go: an EnergyStore, or a BackgroundStore in front of one."""
+
+    def add(self, windows: Sequence[Window]) -> int: ...
+
+
 class LedgerWriter:
     """Writes one server's poll windows from its LiveLedger into the store; call `flush` after each poll."""
 
     def __init__(
         self,
-        store: EnergyStore,
+        store: WindowSink,
         server: str,
         summary: Summary | Mapping[str, Any] | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -45,6 +52,7 @@ class LedgerWriter:
         self.store, self.server, self.summary = store, server, summary
         self._wall_minus_mono_s = wall_clock() - clock()
         self._done_until_s = float("-inf")  # monotonic end of the last window handled
+        self.problem: str | None = None  # the last write's failure, if any
 
     def flush(self, live: LiveLedger) -> int:
         """Write the windows the meter now covers; returns how many the store took."""
@@ -63,7 +71,11 @@ class LedgerWriter:
             window = self._window(live, snap, covered_from_s)
             if window is not None:
                 windows.append(window)
-        return self.store.add(windows)
+        try:
+            return self.store.add(windows)
+        except sqlite3.Error as exc:  # a full disk or a locked file must not stop the exporter's loop
+            self.problem = f"energy ledger: {exc}"
+            return 0
 
     def _window(self, live: LiveLedger, snap: ServerSnapshot, covered_from_s: float) -> Window | None:
         if not snap.ok or not snap.window_s or snap.taken_at_s - snap.window_s < covered_from_s:

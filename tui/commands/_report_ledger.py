@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import re
 import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +20,11 @@ from rich.text import Text
 
 from collectors.errors import SpectopError
 from collectors.fmt import num, pct
+from collectors.ledgerdb.background import BackgroundStore
 from collectors.ledgerdb.prices import parse_price
 from collectors.ledgerdb.store import EnergyStore, default_path
 from collectors.ledgerdb.summary import J_PER_KWH, LedgerSummary, summarize
+from collectors.ledgerdb.writer import LedgerWriter
 from tui.commands import _common as opts
 
 _UNITS_S = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -45,6 +49,24 @@ def open_store(args: argparse.Namespace) -> EnergyStore | None:
     if getattr(args, "no_ledger", False):
         return None
     return EnergyStore(args.ledger or default_path())
+
+
+@contextmanager
+def kept(store: EnergyStore | None, servers: Sequence[Any]) -> Iterator[None]:
+    """The dashboard's servers keep the ledger while the app runs, written from a thread of its own
+    (the UI thread never waits on the disk); servers sharing a meter keep none (see export)."""
+    if store is None:
+        yield
+        return
+    sink = BackgroundStore(store)
+    for server in servers:
+        shared = server.sampler is None or sum(s.sampler is server.sampler for s in servers) > 1
+        if not shared:
+            server.state.keeper = LedgerWriter(sink, server.url)
+    try:
+        yield
+    finally:
+        sink.close()
 
 
 def add_report_options(parser: argparse.ArgumentParser) -> None:

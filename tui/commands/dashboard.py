@@ -19,12 +19,14 @@ from pathlib import Path
 
 from collectors.errors import SpectopError
 from collectors.launch import lifetime as server_lifetime
+from collectors.ledgerdb.store import EnergyStore
 from collectors.meters import sampling
 from collectors.redact import secrets_in
 from collectors.requests.listen import check_port
 from collectors.servers import check_url, registry
 from collectors.servers.auto import AutoCollector
 from tui.commands import _common as opts
+from tui.commands import _report_ledger
 from tui.config import ServerSpec, Settings, at_most, read_fleet, short_name, unique
 
 NAME = "dashboard"
@@ -49,6 +51,7 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     opts.add_options(parser, "server-log", "proxy", "record")
     opts.add_arm_options(parser, "sweep arms (prefill the sweep dialog)")
     opts.add_options(parser, "interval", "results", "api-key")
+    _report_ledger.add_keep_options(parser)
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
@@ -120,6 +123,7 @@ def run_dashboard(
     on_sweep: Callable[[bool], None] | None = None,
     record: Path | None = None,
     on_idle: Callable[[float], None] | None = None,
+    ledger: EnergyStore | None = None,
 ) -> int:
     from tui.app import SpectopApp  # Textual loads only for the dashboard
 
@@ -136,18 +140,16 @@ def run_dashboard(
                 title=settings.title,
                 secrets=recording_secrets(settings),
             )
+        app = SpectopApp(settings, collector, sampler, on_sweep=on_sweep, recorder=recorder, on_idle=on_idle)
         try:
-            return run_app(
-                SpectopApp(
-                    settings, collector, sampler, on_sweep=on_sweep, recorder=recorder, on_idle=on_idle
-                )
-            )
+            with _report_ledger.kept(ledger, app.fleet.servers):
+                return run_app(app)
         finally:
             if recorder is not None:
                 recorder.close()
 
 
-def run_fleet(settings: Settings, servers: Sequence[ServerSpec]) -> int:
+def run_fleet(settings: Settings, servers: Sequence[ServerSpec], ledger: EnergyStore | None = None) -> int:
     """The dashboard of several servers: one sampler per distinct meter, shared by the servers naming it."""
     from tui.app import SpectopApp
     from tui.fleet import WatchedServer
@@ -166,7 +168,9 @@ def run_fleet(settings: Settings, servers: Sequence[ServerSpec]) -> int:
             )
             for s in servers
         ]
-        return run_app(SpectopApp(settings, None, None, fleet=fleet))
+        app = SpectopApp(settings, None, None, fleet=fleet)
+        with _report_ledger.kept(ledger, app.fleet.servers):
+            return run_app(app)
 
 
 def run_app(app) -> int:
@@ -202,7 +206,9 @@ def run(args: argparse.Namespace) -> int:
             raise SpectopError("--proxy forwards to one server", "watch one --server with --proxy")
         if args.record:
             raise SpectopError("--record records one server", "watch one --server with --record")
-        return run_fleet(dataclasses.replace(settings, server_url=servers[0].url), servers)
+        return run_fleet(
+            dataclasses.replace(settings, server_url=servers[0].url), servers, _report_ledger.open_store(args)
+        )
     settings = dataclasses.replace(settings, server_url=servers[0].url)
     if settings.server_log == "-":
         settings = dataclasses.replace(settings, server_log_fd=take_stdin_pipe())
@@ -210,4 +216,6 @@ def run(args: argparse.Namespace) -> int:
         raise SpectopError(f"--server-log {settings.server_log} is a directory", "give the server's log file")
     if settings.proxy:
         check_port(settings.proxy)  # said on the command line, not in the dashboard
-    return run_dashboard(settings, servers[0].meter, record=args.record)
+    return run_dashboard(
+        settings, servers[0].meter, record=args.record, ledger=_report_ledger.open_store(args)
+    )
