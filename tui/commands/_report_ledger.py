@@ -92,7 +92,7 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
 def since_s(text: str) -> float:
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([mhdw])\s*", text)
     if match is None or float(match[1]) <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is no age: give e.g. 7d, 36h, 90m or 2w")
+        raise SpectopError(f"--since {text!r} is no age", "give e.g. --since 7d, 36h, 90m or 2w")
     return float(match[1]) * _UNITS_S[match[2]]
 
 
@@ -136,6 +136,12 @@ def _when(unix_s: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(unix_s)) if unix_s is not None else "—"
 
 
+def kwh(energy_j: float, unit: str = " kWh") -> str:
+    """Three decimals, or four significant digits below 1 kWh (a small server's day is not 0.000)."""
+    value = energy_j / J_PER_KWH
+    return (f"{value:.3f}" if value >= 1 or value == 0 else f"{value:.4g}") + unit
+
+
 def lines(s: LedgerSummary, path: Path) -> list[Text]:
     if not s.servers:
         return [Text(f"energy ledger {path}: nothing recorded in this period")]
@@ -144,7 +150,7 @@ def lines(s: LedgerSummary, path: Path) -> list[Text]:
             f"energy ledger {path}: {', '.join(s.servers)}, {_when(s.first_unix_s)} to {_when(s.last_unix_s)} "
             f"local time, {s.seconds / 3600:.1f} h recorded"
         ),
-        Text(f"  energy         {s.kwh:.3f} kWh (idle {s.idle_j / J_PER_KWH:.3f} kWh)"),
+        Text(f"  energy         {kwh(s.energy_j)} (idle {kwh(s.idle_j)})"),
         Text(f"  tokens         {s.tokens:,} committed, acceptance {pct(s.acceptance)}"),
         Text(
             f"  mJ/token       {num(s.mj_per_token, '.1f')} (joules of the windows with tokens over their tokens)"
@@ -164,7 +170,7 @@ def lines(s: LedgerSummary, path: Path) -> list[Text]:
         share = s.saving_j / s.energy_j if s.energy_j else 0.0
         said.append(
             Text(
-                f"  a schedule     would have saved {s.saving_j / J_PER_KWH:.3f} kWh ({pct(share)}) "
+                f"  a schedule     would have saved {kwh(s.saving_j)} ({pct(share, 1)}) "
                 "with drafting off where it cost more than plain"
             )
         )
@@ -184,7 +190,7 @@ def levels_table(s: LedgerSummary) -> Table:
         cells = (
             str(level.batch_level) if level.batch_level else "idle",
             f"{level.seconds / 3600:.2f}",
-            f"{level.energy_j / J_PER_KWH:.3f}",
+            kwh(level.energy_j, ""),
             f"{level.tokens:,}",
             num(mj, ".1f"),
             bar,
