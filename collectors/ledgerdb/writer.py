@@ -97,7 +97,7 @@ class LedgerWriter:
             paid_s = snap.window_s if kind is Verdict.SAVES else 0.0
             saving_j = energy_j * (1 - 1 / ratio) if kind is Verdict.COSTS else 0.0
         return Window(
-            server=self.server,
+            server=self.server or snap.url,  # a feed made before its first poll knows no URL yet
             start_unix_s=t0_s + self._wall_minus_mono_s,
             end_unix_s=t1_s + self._wall_minus_mono_s,
             batch_level=batch_level(snap) if tokens else 0,
