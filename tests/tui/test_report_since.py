@@ -91,3 +91,14 @@ def test_a_bad_time_of_use_table_names_its_line(ledger, tmp_path, table, says, c
     assert main(report("--ledger", str(ledger), "--price", str(path))) == 2
     err = capsys.readouterr().err
     assert says in err and "HH:MM-HH:MM,price" in err and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("command", ["dashboard", "watch"])
+def test_a_ledger_that_cannot_be_opened_stops_before_anything_starts(command, tmp_path, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    argv = [command, "--ledger", str(blocker / "ledger.sqlite")]
+    assert main([*argv, "--", "true"] if command == "watch" else argv) == 2
+    err = capsys.readouterr().err
+    assert "cannot open the energy ledger" in err and "give another --ledger PATH, or --no-ledger" in err
+    assert len(err.strip().splitlines()) == 1, err

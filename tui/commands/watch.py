@@ -22,7 +22,7 @@ from collectors.redact import scrub, secrets_in
 from collectors.requests.listen import check_port
 from collectors.servers import registry
 from tui.commands import _common as opts
-from tui.commands import dashboard
+from tui.commands import _report_ledger, dashboard
 from tui.config import Settings
 
 NAME = "watch"
@@ -36,6 +36,7 @@ DESCRIPTION = (
 
 def add_options(parser: argparse.ArgumentParser) -> None:
     opts.add_options(parser, "meter", "interval", "results", "api-key", "proxy", "record")
+    _report_ledger.add_keep_options(parser)
     parser.add_argument("server_cmd", nargs=argparse.REMAINDER, metavar="-- CMD", help="the server command")
 
 
@@ -79,9 +80,11 @@ def run(args: argparse.Namespace) -> int:
     argv = server_argv(args)
     if args.proxy:
         check_port(args.proxy)  # before the server starts: a taken port stops nothing half-started
+    ledger = _report_ledger.open_store(args)  # so is a ledger that cannot be opened
     server = start_server(argv)
     try:
         print(f"spectop: {scrub(server.name, secrets_in(argv))} ready at {server.url}; log {server.log_path}")
-        return dashboard.run_dashboard(watch_settings(server, args), args.meter, record=args.record)
+        settings = watch_settings(server, args)
+        return dashboard.run_dashboard(settings, args.meter, record=args.record, ledger=ledger)
     finally:
         server.stop()
