@@ -9,15 +9,18 @@ from __future__ import annotations
 
 from collections import OrderedDict, deque
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from collectors.energy.attribution import Attribution, AttributionBook
-from collectors.ledgerdb.writer import LedgerWriter
 from collectors.live.accounting import HISTORY, LiveLedger
 from collectors.live.verdict import LiveEnergy, live_energy
 from collectors.meters import MeterInfo, MeterReading
 from collectors.requests.record import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep.records import Summary
+
+if TYPE_CHECKING:  # SQLite loads only when a ledger is kept
+    from collectors.ledgerdb.writer import LedgerWriter
 
 MAX_REQUEST_ROWS = 200
 

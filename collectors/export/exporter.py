@@ -17,19 +17,21 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
 from collectors.export.series import FeedView, series
-from collectors.ledgerdb.store import EnergyStore
-from collectors.ledgerdb.writer import LedgerWriter
 from collectors.live.accounting import LiveLedger
 from collectors.meters.sampler import Sampler, mark_at_poll
 from collectors.servers.answers import error_snapshot
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep.records import Summary
+
+if TYPE_CHECKING:  # SQLite loads only when a ledger is kept
+    from collectors.ledgerdb.store import EnergyStore
+    from collectors.ledgerdb.writer import LedgerWriter
 
 
 class Polled(Protocol):
@@ -120,6 +122,8 @@ class SpectopExporter(Collector):
         for other in sharing:  # a shared meter's joules are split by tokens only over a rolling window
             other.ledger = None
         if self.store is not None and sampler is not None and not sharing:
+            from collectors.ledgerdb.writer import LedgerWriter
+
             feed.ledger = LedgerWriter(self.store, feed.url, self.summary)
         self.feeds.append(feed)
         return feed

@@ -11,10 +11,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from collectors.energy import ledger
-from collectors.ledgerdb.prices import Price
-from collectors.ledgerdb.store import HourRow
+
+if TYPE_CHECKING:  # the report's printing loads without SQLite
+    from collectors.ledgerdb.prices import Price
+    from collectors.ledgerdb.store import HourRow
 
 J_PER_KWH = 3.6e6
 

@@ -13,19 +13,20 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 from rich.text import Text
 
 from collectors.errors import SpectopError
 from collectors.fmt import num, pct
-from collectors.ledgerdb.background import BackgroundStore
-from collectors.ledgerdb.prices import parse_price
-from collectors.ledgerdb.store import EnergyStore, default_path
 from collectors.ledgerdb.summary import J_PER_KWH, LedgerSummary, summarize
-from collectors.ledgerdb.writer import LedgerWriter
 from tui.commands import _common as opts
+
+if TYPE_CHECKING:  # SQLite, platformdirs and the verdict's sweep code load when a ledger is used
+    from collectors.ledgerdb.store import EnergyStore
+
+DEFAULT_PATH = "energy-ledger.sqlite in the user's data folder (~/.local/share/spectop on Linux)"
 
 _UNITS_S = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 BAR_WIDTH = 30
@@ -39,13 +40,15 @@ def add_keep_options(parser: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="PATH",
         help=f"keep the energy ledger (kWh, tokens by hour and batch; spectop report --since) in PATH "
-        f"(default {default_path()})",
+        f"(default {DEFAULT_PATH})",
     )
     group.add_argument("--no-ledger", action="store_true", help="keep no energy ledger")
 
 
 def open_store(args: argparse.Namespace) -> EnergyStore | None:
     """The ledger the options ask for, or None with --no-ledger."""
+    from collectors.ledgerdb.store import EnergyStore, default_path
+
     if getattr(args, "no_ledger", False):
         return None
     return EnergyStore(args.ledger or default_path())
@@ -58,6 +61,9 @@ def kept(store: EnergyStore | None, servers: Sequence[Any]) -> Iterator[None]:
     if store is None:
         yield
         return
+    from collectors.ledgerdb.background import BackgroundStore
+    from collectors.ledgerdb.writer import LedgerWriter
+
     sink = BackgroundStore(store)
     for server in servers:
         shared = server.sampler is None or sum(s.sampler is server.sampler for s in servers) > 1
@@ -85,7 +91,7 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
         "--ledger",
         type=Path,
         metavar="PATH",
-        help=f"with --since: the ledger to read (default {default_path()})",
+        help=f"with --since: the ledger to read (default {DEFAULT_PATH})",
     )
 
 
@@ -112,6 +118,9 @@ def run(args: argparse.Namespace, now_unix_s: float | None = None) -> int:
         raise SpectopError(
             f"report --since prints a table or JSON, not {args.format}", "use --format table or json"
         )
+    from collectors.ledgerdb.prices import parse_price
+    from collectors.ledgerdb.store import EnergyStore, default_path
+
     price = parse_price(args.price) if args.price is not None else None
     path = args.ledger or default_path()
     if not path.is_file():

@@ -16,10 +16,10 @@ import threading
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from collectors.errors import SpectopError
 from collectors.launch import lifetime as server_lifetime
-from collectors.ledgerdb.store import EnergyStore
 from collectors.meters import sampling
 from collectors.redact import secrets_in
 from collectors.requests.listen import check_port
@@ -28,6 +28,9 @@ from collectors.servers.auto import AutoCollector
 from tui.commands import _common as opts
 from tui.commands import _report_ledger
 from tui.config import ServerSpec, Settings, at_most, read_fleet, short_name, unique
+
+if TYPE_CHECKING:
+    from collectors.ledgerdb.store import EnergyStore
 
 NAME = "dashboard"
 HELP = "watch a server and a meter live, run sweeps (the default command)"
