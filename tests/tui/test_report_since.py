@@ -69,6 +69,8 @@ def test_a_flat_price(ledger, utc, capsys):
         (report("--ledger", "nowhere.sqlite"), "no energy ledger at nowhere.sqlite"),
         (report("--price", "-1"), "--price -1 is no price"),
         (report("--format", "csv"), "report --since prints a table or JSON, not csv"),
+        (["report", "some-run", "--since", "7d"], "report takes a DIR or --since, not both"),
+        (["report", "some-run", "--price", "0.3"], "--price and --ledger go with --since"),
     ],
 )
 def test_bad_input_is_one_line(argv, says, capsys):

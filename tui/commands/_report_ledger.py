@@ -104,8 +104,12 @@ def since_s(text: str) -> float:
 
 def checked_run(args: argparse.Namespace) -> int:
     """report's ledger path: --since with no DIR; a DIR with --since, or neither, is a mistake."""
-    if args.run_dir is not None:
+    if args.run_dir is not None and args.since is not None:
         raise SpectopError("report takes a DIR or --since, not both", "drop one of them")
+    if args.run_dir is not None:
+        raise SpectopError(
+            "--price and --ledger go with --since", "e.g. spectop report --since 7d --price 0.30"
+        )
     if args.since is None:
         raise SpectopError(
             "report needs a DIR (a sweep or a recording) or --since AGE", "e.g. spectop report --since 7d"

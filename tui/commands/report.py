@@ -75,7 +75,7 @@ def add_options(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.since is not None or args.run_dir is None:
+    if args.since is not None or args.run_dir is None or args.price is not None or args.ledger is not None:
         return _report_ledger.checked_run(args)
     if args.run_dir.is_file() and is_recording(args.run_dir):
         return report_recording(args)
