@@ -26,7 +26,7 @@ from tui.commands import _common as opts
 if TYPE_CHECKING:  # SQLite, platformdirs and the verdict's sweep code load when a ledger is used
     from collectors.ledgerdb.store import EnergyStore
 
-DEFAULT_PATH = "energy-ledger.sqlite in the user's data folder (~/.local/share/spectop on Linux)"
+DEFAULT_PATH = "energy-ledger.sqlite in the user's data folder: ~/.local/share/spectop on Linux"
 
 _UNITS_S = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 BAR_WIDTH = 30

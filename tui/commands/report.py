@@ -43,10 +43,11 @@ from tui.commands import _report_ledger
 R = TypeVar("R")
 
 NAME = "report"
-HELP = "re-render a saved sweep, or summarise a recording"
+HELP = "re-render a saved sweep, summarise a recording, or the energy ledger over days (--since)"
 DESCRIPTION = (
     "Re-render the results of a sweep from its folder, or summarise a recording (--record FILE): "
-    "its requests and its energy by batch level."
+    "its requests and its energy by batch level; or, with --since 7d, the energy ledger that export and "
+    "the dashboard keep: kWh, tokens, mJ/token, drafting paid, a schedule's saving and cost."
 )
 
 
