@@ -21,8 +21,8 @@ import bisect
 import itertools
 import sqlite3
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from collectors.ledgerdb.store import Window
 from collectors.live.accounting import LiveLedger
@@ -45,7 +45,7 @@ class LedgerWriter:
         self,
         store: WindowSink,
         server: str,
-        summary: Summary | Mapping[str, Any] | None = None,
+        summary: Summary | None = None,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
     ) -> None:

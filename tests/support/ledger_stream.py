@@ -8,15 +8,14 @@ are exactly 10 s × its power. Over a day b runs 1..8 three times: mean b = 4.5,
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from collectors.ledgerdb.store import EnergyStore
 from collectors.ledgerdb.writer import LedgerWriter
 from collectors.live.accounting import LiveLedger
 from collectors.meters.base import MeterReading
 from collectors.servers.snapshot import ServerSnapshot
+from collectors.sweep.records import Summary
 
 URL = "http://gpu-7:8080"
 POLL_S, READ_S = 10, 5
@@ -62,7 +61,7 @@ def snapshot(t_s: float, first: bool) -> ServerSnapshot:
 
 
 def run_spectop(
-    path: Path, meter: Meter, from_s: int, to_s: int, wall0_s: float, summary: Mapping[str, Any] | None = None
+    path: Path, meter: Meter, from_s: int, to_s: int, wall0_s: float, summary: Summary | None = None
 ) -> None:
     """One spectop process from `from_s` to `to_s` (stream seconds): its own LiveLedger, writer and
     store connection; left without closing, as a killed process leaves it."""

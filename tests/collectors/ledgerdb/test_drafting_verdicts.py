@@ -21,10 +21,10 @@ from collectors.live.accounting import LiveLedger
 from collectors.meters import MeterReading
 from collectors.sweep import summary
 from tests.support.snapshots import window_snapshot
-from tests.support.sweep_rows import note25_rows
+from tests.support.sweep_rows import note25_rows, points
 from tui.cli import main
 
-NOTE25 = summary.summarize(note25_rows())
+NOTE25 = summary.summary_of(points(note25_rows()))
 
 
 def drafting_server(path, url, batch, power_w, tokens_per_s, sweep) -> None:
