@@ -107,6 +107,7 @@ async def probe(server: WatchedServer, api_key: str | None, post: Post) -> None:
                 spec,
                 busy_probe=getattr(server.collector, "busy_slots", None),
                 tag="probe",
+                mark=server.sampler.mark if server.sampler and server.sampler.reads_on_marks else None,
             )
         post(messages.ProbeFinished(record))
     except SpectopError as exc:

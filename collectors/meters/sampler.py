@@ -15,15 +15,19 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
 from collectors.meters import plausible
-from collectors.meters.base import Meter, MeterInfo, MeterMethod, MeterReading
+from collectors.meters.base import Meter, MeterInfo, MeterReading
+from collectors.meters.window import (
+    MARK_NEAR_S,
+    SHORT_WINDOW_PERIODS,
+    WindowEnergy,
+    energy_at,
+    read_near,
+)
 
-SHORT_WINDOW_PERIODS = 10  # below this many sensor periods a window mostly measures sensor lag
 MAX_RATE_HZ = 10.0  # a power-only sensor is integrated at its own update period, at most this often
 COUNTER_RATE_HZ = 1.0  # an energy counter needs no integration: read where windows start and end
-MARK_NEAR_S = 0.05  # a reading this close to a window's end was taken for it (a mark beside a poll)
 
 
 def default_rate_hz(info: MeterInfo) -> float:
@@ -36,37 +40,6 @@ def default_rate_hz(info: MeterInfo) -> float:
         return COUNTER_RATE_HZ
     sensor_hz = 1.0 / info.update_period_s if info.update_period_s > 0 else MAX_RATE_HZ
     return min(MAX_RATE_HZ, max(COUNTER_RATE_HZ, sensor_hz))
-
-
-@dataclass(frozen=True, slots=True)
-class WindowEnergy:
-    """Energy over `[t0_s, t1_s]`, and how far to trust it."""
-
-    energy_j: float  # over the covered part of the window only
-    t0_s: float
-    t1_s: float
-    n_samples: int  # samples inside the window (its ends are interpolated between neighbours)
-    covered: bool  # False when samples do not reach both ends: energy_j is then a lower bound
-    short_window: bool  # shorter than ~10 update periods: the sensor-lag confound applies
-    method: MeterMethod
-    update_period_s: float
-    unchanged_s: float = 0.0  # the longest stretch inside the window over which the meter's value stood still
-    faults: tuple[str, ...] = ()  # what the readings inside the window say went wrong (a counter ran back)
-    info: MeterInfo | None = None  # the meter, for its power bound
-
-    @property
-    def power_w(self) -> float | None:
-        """Mean power over the window."""
-        return self.energy_j / (self.t1_s - self.t0_s) if self.t1_s > self.t0_s else None
-
-    def problems(self, work_ran: bool) -> list[plausible.MeterProblem]:
-        """Why this covered window's energy is no measurement (stale, ran back, beyond the device's
-        power); `work_ran`: the server generated tokens in it, so the meter had to move."""
-        if self.info is None or not self.covered:
-            return []
-        return plausible.window_problems(
-            self.energy_j, self.t1_s - self.t0_s, self.unchanged_s, self.faults, self.info, work_ran
-        )
 
 
 class Sampler:
@@ -147,7 +120,10 @@ class Sampler:
     def mark(self) -> MeterReading | None:
         """Read the meter now, outside the schedule: a window that starts or ends at a mark has an
         exact boundary on a counter meter instead of one interpolated between ticks."""
-        reading, self._marked_s = self.tick(), self._clock()  # the tick first: left to right
+        before = self.latest()
+        reading = self.tick()
+        if reading is not None and reading is not before:  # a throttled meter's old value is no read
+            self._marked_s = self._clock()
         return reading
 
     def tick(self) -> MeterReading | None:
@@ -228,10 +204,7 @@ class Sampler:
         if t1_s < t0_s:
             raise ValueError("t1_s must not be before t0_s")
         if wait_s > 0:
-            latest = self.latest()
-            if (latest is None or latest.t_s < t1_s) and t1_s <= self._clock():
-                self.mark()  # the end has passed: read it now rather than wait for the schedule
-            self.wait_for(t1_s, wait_s)
+            self._read_past(t1_s, time.monotonic() + wait_s)
         with self._lock:
             samples = list(self._samples)
         info = self.meter.info
@@ -239,14 +212,14 @@ class Sampler:
         # ends read within a sensor period (marks) are as exact as the sensor; else the schedule's
         # spacing blurs them too
         near_s = max(info.update_period_s, MARK_NEAR_S)
-        marked = _read_near(ts, t0_s, near_s) and _read_near(ts, t1_s, near_s)
+        marked = read_near(ts, t0_s, near_s) and read_near(ts, t1_s, near_s)
         effective_s = info.update_period_s if marked else max(info.update_period_s, self.period_s)
         short = (t1_s - t0_s) < SHORT_WINDOW_PERIODS * effective_s * (
             1 - 1e-9
         )  # a window of exactly 10 periods is not short
         covered = bool(samples) and ts[0] <= t0_s and ts[-1] >= t1_s
         a, b = (max(t0_s, ts[0]), min(t1_s, ts[-1])) if samples else (t0_s, t0_s)
-        energy_j = _energy_at(samples, ts, b) - _energy_at(samples, ts, a) if b > a else 0.0
+        energy_j = energy_at(samples, ts, b) - energy_at(samples, ts, a) if b > a else 0.0
         n = bisect.bisect_right(ts, t1_s) - bisect.bisect_left(ts, t0_s)
         # the readings that bracket the window too: a value standing still across an end counts
         around = samples[max(0, bisect.bisect_left(ts, t0_s) - 1) : bisect.bisect_right(ts, t1_s) + 1]
@@ -266,6 +239,18 @@ class Sampler:
             info=info,
         )
 
+    def _read_past(self, t_s: float, deadline_s: float) -> None:
+        """Read the meter now, until a reading at or after `t_s` (passed) or `deadline_s`: a
+        throttled remote meter answers a read too soon after the last with that one's value."""
+        while (last := self.latest()) is None or last.t_s < t_s:
+            running = self._thread is not None and self._thread.is_alive()  # not readings fed by hand
+            if not running or t_s > self._clock() or time.monotonic() >= deadline_s:
+                break
+            if (fresh := self.mark()) is not None and fresh.t_s >= t_s:
+                return
+            time.sleep(0.05)
+        self.wait_for(t_s, max(0.0, deadline_s - time.monotonic()))
+
     def energy_at(self, t_s: float) -> float | None:
         """Cumulative joules at `t_s`, interpolated; None outside the stored samples."""
         with self._lock:
@@ -273,7 +258,7 @@ class Sampler:
         ts = [s.t_s for s in samples]
         if not samples or not ts[0] <= t_s <= ts[-1]:
             return None
-        return _energy_at(samples, ts, t_s)
+        return energy_at(samples, ts, t_s)
 
 
 async def mark_at_poll(samplers: Iterable[Sampler | None]) -> None:
@@ -281,18 +266,3 @@ async def mark_at_poll(samplers: Iterable[Sampler | None]) -> None:
     servers share it): a poll's window then starts and ends on a counter reading."""
     due = {id(s): s for s in samplers if s is not None and s.reads_on_marks}
     await asyncio.gather(*(asyncio.to_thread(s.mark) for s in due.values()))
-
-
-def _read_near(ts: list[float], t_s: float, within_s: float) -> bool:
-    """A reading stored within `within_s` of `t_s`."""
-    i = bisect.bisect_left(ts, t_s)
-    return any(0 <= j < len(ts) and abs(ts[j] - t_s) <= within_s for j in (i - 1, i))
-
-
-def _energy_at(samples: list[MeterReading], ts: list[float], t_s: float) -> float:
-    # Caller guarantees ts[0] <= t_s <= ts[-1].
-    i = bisect.bisect_left(ts, t_s)
-    if ts[i] == t_s:
-        return samples[i].energy_j
-    lo, hi = samples[i - 1], samples[i]
-    return lo.energy_j + (hi.energy_j - lo.energy_j) * (t_s - lo.t_s) / (hi.t_s - lo.t_s)

@@ -97,8 +97,11 @@ async def stream_request(
     clock: Callable[[], float] = time.monotonic,
     limits: StreamLimits = STREAM_LIMITS,
     concurrent: int = 1,
+    mark: Callable[[], object] | None = None,
 ) -> RequestRecord:
-    """Send one streamed request and record every event's arrival on the monotonic clock.
+    """Send one streamed request and record every event's arrival on the monotonic clock; `mark`
+    (a meter's `Sampler.mark`) is called just before the send and just after the last event, so a
+    counter read once a second gives the request's window exact ends.
 
     Raises SpectopError, naming the endpoint, when the server cannot be read or the stream
     breaks `limits` (with `concurrent` requests sharing the server)."""
@@ -106,6 +109,8 @@ async def stream_request(
     reader = registry.event_reader(spec)
     endpoint = base_url.rstrip("/") + path
     state = StreamState()
+    if mark is not None:
+        await asyncio.to_thread(mark)
     t_send = clock()
     wall_s = limits.seconds(spec, concurrent)
     try:
@@ -123,7 +128,10 @@ async def stream_request(
     except SpectopError as exc:  # said of the stream: named here
         raise SpectopError(f"{endpoint} {exc.what}", exc.fix) from None
     busy = [b for _, b in busy_samples]
-    return record_of(state, f"r{next(_request_ids)}", base_url, path, t_send, clock(), busy, tag)
+    t_done = clock()
+    if mark is not None:
+        await asyncio.to_thread(mark)
+    return record_of(state, f"r{next(_request_ids)}", base_url, path, t_send, t_done, busy, tag)
 
 
 async def _read(

@@ -35,7 +35,7 @@ def fake_llama(path: str, query: dict[str, str]) -> Answer:
 def test_probe_busy_count_per_dialect(fake, dialect, route, busy, monkeypatch):
     seen: dict[str, object] = {}
 
-    async def fake_stream(client, url, spec, busy_probe=None, tag=None):
+    async def fake_stream(client, url, spec, busy_probe=None, tag=None, mark=None):
         seen.update(dialect=spec.dialect, route=spec.route, busy=await busy_probe())
         return "record"
 

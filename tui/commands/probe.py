@@ -6,7 +6,7 @@ import argparse
 import asyncio
 import contextlib
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from rich.markup import escape
@@ -57,8 +57,11 @@ def add_options(parser: argparse.ArgumentParser) -> None:
 POLL_S = 0.5  # the server's token counts are read this often while the probe runs
 
 
-async def send(args: argparse.Namespace) -> tuple[RequestRecord, list[ServerSnapshot]]:
-    """The probe's record, and the server's polls from before it was sent to after it ended."""
+async def send(
+    args: argparse.Namespace, mark: Callable[[], object] | None = None
+) -> tuple[RequestRecord, list[ServerSnapshot]]:
+    """The probe's record, and the server's polls from before it was sent to after it ended; `mark`
+    reads the meter at the request's send and last token."""
     url = check_url(args.server)
     if args.tokens < 1:
         raise SpectopError(f"--tokens must be at least 1, not {args.tokens}", "e.g. --tokens 128")
@@ -70,7 +73,9 @@ async def send(args: argparse.Namespace) -> tuple[RequestRecord, list[ServerSnap
         collector = open_collector(url, backend, client=client)
         polls = [await collector.poll()]  # the base the first window counts from
         async with polling(collector, POLL_S) as during:
-            record = await stream_request(client, url, spec, busy_probe=collector.busy_slots, tag="probe")
+            record = await stream_request(
+                client, url, spec, busy_probe=collector.busy_slots, tag="probe", mark=mark
+            )
         polls += [*during, await collector.poll()]
         return record, polls
     finally:
@@ -103,7 +108,7 @@ async def polling(collector: Collector, period_s: float) -> AsyncIterator[list[S
 
 def run(args: argparse.Namespace) -> int:
     with sampling(args.meter) as sampler:
-        record, polls = asyncio.run(send(args))
+        record, polls = asyncio.run(send(args, sampler.mark if sampler else None))  # meter read at its ends
         energy = json_forms.energy_dict(sampler, record.t_send_s, record.t_done_s, record.committed_tokens)
     if energy is not None:
         energy = own_part(energy, record, polls)

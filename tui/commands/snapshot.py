@@ -16,7 +16,8 @@ from collectors.errors import ServerUnreachable, SpectopError
 from collectors.export import json_forms
 from collectors.fmt import MISSING, num, pct
 from collectors.http import make_client
-from collectors.meters import sampling
+from collectors.meters import Sampler, sampling
+from collectors.meters.sampler import mark_at_poll
 from collectors.servers import ServerSnapshot, check_url, detect, open_collector, registry
 from tui.commands import _common as opts
 
@@ -36,14 +37,16 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-async def take(url: str, key: str | None, window_s: float) -> ServerSnapshot:
+async def take(url: str, key: str | None, window_s: float, sampler: Sampler | None = None) -> ServerSnapshot:
     url = check_url(url)
     client = make_client(key)
     try:
         collector = open_collector(url, await detect(url, client), client=client)
+        await mark_at_poll([sampler])  # the window's ends read on a counter meter too
         snap = await collector.poll()
         if window_s > 0 and snap.ok:
             await asyncio.sleep(window_s)
+            await mark_at_poll([sampler])
             snap = await collector.poll()
     finally:
         await client.aclose()
@@ -56,7 +59,7 @@ async def take(url: str, key: str | None, window_s: float) -> ServerSnapshot:
 
 def run(args: argparse.Namespace) -> int:
     with sampling(args.meter) as sampler:
-        snap = asyncio.run(take(args.server, opts.api_key(args), args.window))
+        snap = asyncio.run(take(args.server, opts.api_key(args), args.window, sampler))
         energy = (
             json_forms.energy_dict(
                 sampler, snap.taken_at_s - snap.window_s, snap.taken_at_s, snap.window_tokens
