@@ -22,6 +22,9 @@ class FixedSampler:
 
     meter = type("Meter", (), {"info": synthetic.METER})()
 
+    def mark(self) -> None:  # a fixed meter: nothing to read at the window's ends
+        return None
+
     def energy_between(self, t0_s: float, t1_s: float, wait_s: float = 0.0) -> WindowEnergy:
         return WindowEnergy(6.0, t0_s, t1_s, 3, True, False, "counter", 0.1)
 
@@ -32,7 +35,7 @@ def test_probe_energy_is_shared_when_the_server_ran_more_than_the_probe(
 ):
     record = dataclasses.replace(synthetic.record(), concurrency_max=busy_max)
 
-    async def send(args: argparse.Namespace):
+    async def send(args: argparse.Namespace, mark=None):
         return record, []  # no poll counted the server's tokens
 
     monkeypatch.setattr(probe, "send", send)
@@ -48,6 +51,9 @@ class BoardSampler:
     """The issue's board: 37.6 W over any window."""
 
     meter = type("Meter", (), {"info": synthetic.METER})()
+
+    def mark(self) -> None:  # a fixed meter: nothing to read at the window's ends
+        return None
 
     def energy_between(self, t0_s: float, t1_s: float, wait_s: float = 0.0) -> WindowEnergy:
         return WindowEnergy(37.6 * (t1_s - t0_s), t0_s, t1_s, 40, True, False, "counter", 0.1)
@@ -70,7 +76,7 @@ def test_a_probe_beside_fifteen_busy_slots_reads_its_sixteenth(monkeypatch, caps
     # 80 / 1280 = 1/16, 9.4 J, 117.5 mJ/token.
     probe_record = make_record("r1", 10.0, 14.0, 80, concurrency_max=16)
 
-    async def send(args: argparse.Namespace):
+    async def send(args: argparse.Namespace, mark=None):
         return probe_record, sixteen_slots()
 
     monkeypatch.setattr(probe, "send", send)

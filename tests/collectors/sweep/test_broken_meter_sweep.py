@@ -38,7 +38,9 @@ def sweep(sim, tmp_path, fault: str | None, from_point: int = 3, sampler_meter: 
     with FaultyDcgm(sim, fault=None if from_point else fault) as exporter:
         meter = open_meter(f"dcgm={exporter.url}") if sampler_meter else None
         rows, ended = [], None
-        with Sampler(meter) if meter else _nothing() as sampler:
+        # read ten times a second, as the faults are made per scrape ("every third scrape runs
+        # back"): a counter's default schedule reads it once a second and at each window's ends
+        with Sampler(meter, rate_hz=10.0) if meter else _nothing() as sampler:
             arms = make_arms(plain_url=sim.plain_url, draft_url=sim.draft_url)
             for event in run_sweep(PLAN, arms, sampler, tmp_path):
                 if isinstance(event, PointDone):
