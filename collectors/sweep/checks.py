@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
-from collectors.meters.sampler import WindowEnergy
+from collectors.meters.window import WindowEnergy
 from collectors.servers import registry
 from collectors.sweep.point import Flag, SweepPoint
 

@@ -30,7 +30,7 @@ from collectors.energy import ledger
 from collectors.errors import SpectopError
 from collectors.http import describe
 from collectors.meters.base import MeterReading
-from collectors.meters.sampler import WindowEnergy
+from collectors.meters.window import WindowEnergy
 from collectors.requests import latency
 from collectors.requests.client import RequestSpec, busy_sampling, failed_record, stream_request
 from collectors.requests.record import RequestRecord, busy_figures
