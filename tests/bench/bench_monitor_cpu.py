@@ -35,6 +35,7 @@ import termios
 import threading
 import time
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import httpx
 import psutil
@@ -63,7 +64,10 @@ def monitors(
     if baseline_python:
         out |= {
             f"baseline {name}": argv
-            for name, argv in _spectops(url, [baseline_python, "-m", "tui"], meter).items()
+            # run from the baseline's own checkout: `-m tui` imports from the working directory first
+            for name, argv in _spectops(
+                url, ["env", "-C", _checkout_of(baseline_python), baseline_python, "-m", "tui"], meter
+            ).items()
         }
     llamastat, vllmstat = shutil.which("llamastat"), shutil.which("vllmstat")
     if llamastat and peer == "llamastat":
@@ -71,6 +75,11 @@ def monitors(
     if vllmstat and peer == "vllmstat":
         out["vllmstat (TUI, -i 1)"] = [vllmstat, "-u", url, "-i", "1", "--no-gpu"]
     return out
+
+
+def _checkout_of(python: str) -> str:
+    """The checkout whose venv `python` is (CHECKOUT/.venv/bin/python)."""
+    return str(Path(python).absolute().parents[2])
 
 
 def _spectops(url: str, spectop: list[str], meter: str | None) -> dict[str, list[str]]:
