@@ -189,7 +189,7 @@ def summary_rows(servers: Sequence[WatchedServer]) -> list[ServerRow]:
                 slots_busy=snap.slots_busy if snap else None,
                 slots_total=snap.slots_total if snap else None,
                 batch=energy.energy.batch,
-                tok_s=snap.live_tok_s if snap else None,
+                tok_s=state.ledger.recent_tok_s(),  # the throughput panel's figure: over the last 5 s
                 acceptance=drafting.acceptance if drafting else None,
                 power_w=state.power_w[-1] if state.power_w else None,
                 energy=energy,

@@ -94,7 +94,7 @@ def run_the_dashboard_under_pilot(monkeypatch, send_to: str, who: str) -> dict:
 def assert_a_row_with_figures(seen: dict) -> None:
     (row,) = seen["rows"]
     assert row["tokens"] == str(N_PREDICT)  # ignore_eos: the server commits what was asked
-    assert re.fullmatch(r"\d+ %", row["accept"]), row  # the draft model drafted, some accepted
+    assert re.fullmatch(r"\d+\.\d %", row["accept"]), row  # the draft model drafted, some accepted
     assert float(row["tok_s"]) > 0 and float(row["G"]) >= 1.0, row
     assert seen["sweep dialog"]
 
