@@ -63,7 +63,7 @@ def cells(row: ServerRow, selected: bool) -> list[Text]:
         Text(f"{num(row.slots_busy, 'd')}/{num(row.slots_total, 'd')}"),
         Text(num(row.batch, ".2f")),
         Text(num(row.tok_s, ".1f")),
-        Text(pct(row.acceptance)),
+        Text(pct(row.acceptance, 1)),  # as the drafting panel shows it
         Text(num(row.power_w, ".1f")),
         *energy_cells(row),
         meter_cell(row),
