@@ -4,20 +4,24 @@
 schema strings are kept: a field whose JSON name differs says so in its metadata, e.g.
 `committed_tokens` is written "tokens"), and `codec.from_json` reads that form back. Pitfalls
 handled: an arm's figures are written inline in a multi-arm row (`flatten`); a field that a form
-lacks is left out, not written null (`omit_none`); a verdict is its rule word.
+lacks is left out, not written null (`omit_none`); a verdict is its rule word; a summary/2
+crossover (the band's top alone) is read as the rule gives it now, from the summary's own ratios
+(`summary_from_json`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from collectors.sweep.codec import from_json
 from collectors.sweep.point import Flag as Flag  # summaries carry the points' flag
-from collectors.sweep.rule import Verdict
+from collectors.sweep.rule import Crossover as Crossover
+from collectors.sweep.rule import Verdict, judge
 
-SUMMARY_SCHEMA = "spectop.summary/2"  # /2: crossover at the break-even band's edge; trust per batch
+SUMMARY_SCHEMA = "spectop.summary/2"  # /2: a crossover and its break-even band; trust per batch
 ARMS_SUMMARY_SCHEMA = "spectop.summary-arms/1"
 
 
@@ -46,16 +50,6 @@ class ArmFigures:
     chunk_gap_ms_p95: float | None
     chunk_gap_ms_p99: float | None
     flags: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Crossover:
-    """Where the energy ratio rises through the band's top, between two measured batches (rule.py)."""
-
-    below: int
-    above: int
-    batch: float
-    ratio: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +191,12 @@ Summary = PairedSummary | ArmsSummary
 
 def summary_from_json(data: Mapping[str, Any]) -> Summary:
     """A summary's JSON form (a recording's, a saved summary.json) as its record, read by its schema."""
-    kind = ArmsSummary if data.get("schema") == ARMS_SUMMARY_SCHEMA else PairedSummary
-    record: Summary = from_json(kind, data)
-    return record
+    if data.get("schema") == ARMS_SUMMARY_SCHEMA:
+        arms: ArmsSummary = from_json(ArmsSummary, data)
+        return arms
+    paired: PairedSummary = from_json(PairedSummary, data)
+    if Crossover.is_old_form(data.get("crossover")):
+        # summary/2 saved the band's top as the crossover: judge its trusted ratios again by the rule
+        ratios = [(t.batch, t.energy_ratio) for t in paired.rows if t.trusted and t.energy_ratio is not None]
+        paired = dataclasses.replace(paired, crossover=judge(ratios, paired.rule.even_band).crossover)
+    return paired

@@ -7,9 +7,12 @@ worth drafting, since drafting then still buys speed (note 25 at one request, co
 classification (`judge`), so they cannot contradict each other. Pitfall handled: a crossover
 found at exactly 1.0 beside a recommendation read with the band (ratios 0.8, 1.02, 1.04 once
 printed "crossover ≈ 1.88" beside "keep it on"). The crossover exists only where the
-recommendation says "draft at ≤ X, turn it off from Y": it lies between X and Y, where the ratio
-leaves the band upward, interpolated linearly in log B, the same line `at_batch` reads the live
-verdict's curves on.
+recommendation says "draft at ≤ X, turn it off from Y". It is reported where drafting starts
+costing energy, the ratio rising through 1.0 (not through the band's top: that put it at 2.48
+where the ratio crossed 1.0 at 1.97), with the band as an interval around it: where the ratio
+rises through 1 - EVEN_BAND and 1 + EVEN_BAND (`Crossover`). Every crossing is interpolated
+linearly in log B, the same line `at_batch` reads the live verdict's curves on. Without energy
+(no meter) the verdict is read from speed alone (`judge_speed`), and says so.
 """
 
 from __future__ import annotations
@@ -64,27 +67,82 @@ def classify(ratio: float, even_band: float = EVEN_BAND) -> Verdict:
 
 
 @dataclass(frozen=True, slots=True)
+class Crossover:
+    """Where drafting starts costing energy, between the batches the recommendation names.
+
+    Each batch is where the ratio rises through a level for the last time before it leaves the band
+    upward, interpolated in log B: `batch_at_1` through 1.0, `band_low` and `band_high` through the
+    band's edges (the interval the crossover lies in within the noise). `batch_at_1` and `band_low`
+    are None when the ratio is above their level from `lowest_batch`, the smallest batch judged, on:
+    they lie at or below it. `band_high` lies between `below` and `above`.
+    """
+
+    below: int  # the last batch worth drafting ("draft at ≤ below")
+    above: int  # the first that costs ("turn it off from above")
+    batch_at_1: float | None
+    band_low: float | None
+    band_high: float
+    lowest_batch: int
+    even_band: float = EVEN_BAND
+
+    @staticmethod
+    def is_old_form(data: Any) -> bool:
+        """A crossover saved by summary/2: one batch, where the ratio rose through the band's top."""
+        return isinstance(data, dict) and "band_high" not in data
+
+
+@dataclass(frozen=True, slots=True)
 class Judgement:
     """The recommendation and the crossover it implies (None where the ratio never leaves the band
     upward between a batch worth drafting and the next one that costs)."""
 
     recommendation: str
-    crossover: dict[str, Any] | None
+    crossover: Crossover | None
 
 
 def _requests(n: int) -> str:
     return f"{n} concurrent request" + ("" if n == 1 else "s")
 
 
-def _crossing(below: tuple[int, float], above: tuple[int, float], limit: float) -> dict[str, Any]:
+def _through(below: tuple[int, float], above: tuple[int, float], level: float) -> float:
+    """The batch where the line from `below` to `above` (log B against the ratio) reaches `level`."""
     (b0, r0), (b1, r1) = below, above
     # the same line as at_batch, read the other way: log B against the ratio
-    log_at = interpolate([(r0, math.log(b0)), (r1, math.log(b1))], limit)
+    log_at = interpolate([(r0, math.log(b0)), (r1, math.log(b1))], level)
     assert log_at is not None  # two points always interpolate
-    return {"below": b0, "above": b1, "batch": round(math.exp(log_at), 2), "ratio": limit}
+    return round(math.exp(log_at), 2)
 
 
-def upward_exits(ratios: Sequence[tuple[int, float]], even_band: float = EVEN_BAND) -> list[dict[str, Any]]:
+def _last_rise(ordered: Sequence[tuple[int, float]], start: int, end: int, level: float) -> float | None:
+    """Where the ratio rises through `level` for the last time before `ordered[end]` (which is above
+    it), looking no further back than `start`; None when it is above `level` from `start` on."""
+    for k in range(end - 1, start - 1, -1):
+        if ordered[k][1] <= level:
+            return _through(ordered[k], ordered[k + 1], level)
+    return None
+
+
+def _crossover(ordered: Sequence[tuple[int, float]], exit_at: int, even_band: float) -> Crossover:
+    """The crossover of the exit from the band between `ordered[exit_at]` and the next batch; its
+    1.0 crossing and band are looked for among the batches worth drafting just before it."""
+    start = exit_at
+    while start > 0 and classify(ordered[start - 1][1], even_band) is not Verdict.COSTS:
+        start -= 1
+    end = exit_at + 1
+    high = _last_rise(ordered, exit_at, end, 1.0 + even_band)
+    assert high is not None  # the ratio at exit_at is within the band
+    return Crossover(
+        below=ordered[exit_at][0],
+        above=ordered[end][0],
+        batch_at_1=_last_rise(ordered, start, end, 1.0),
+        band_low=_last_rise(ordered, start, end, 1.0 - even_band),
+        band_high=high,
+        lowest_batch=ordered[start][0],
+        even_band=even_band,
+    )
+
+
+def upward_exits(ratios: Sequence[tuple[int, float]], even_band: float = EVEN_BAND) -> list[Crossover]:
     """Every place the ratio leaves the band upward between two neighbouring measured batches.
 
     The crossover is the one exit of a clean table; a sweep refines around a lone exit even when a
@@ -92,8 +150,8 @@ def upward_exits(ratios: Sequence[tuple[int, float]], even_band: float = EVEN_BA
     """
     ordered = sorted(ratios)
     return [
-        _crossing((b0, r0), (b1, r1), 1.0 + even_band)
-        for (b0, r0), (b1, r1) in zip(ordered, ordered[1:])
+        _crossover(ordered, i, even_band)
+        for i, ((_, r0), (_, r1)) in enumerate(zip(ordered, ordered[1:]))
         if classify(r0, even_band) is not Verdict.COSTS and classify(r1, even_band) is Verdict.COSTS
     ]
 
@@ -120,7 +178,7 @@ def judge(ratios: Sequence[tuple[int, float]], even_band: float = EVEN_BAND) -> 
         )
     if max(worth) < min(costs):
         (cross,) = upward_exits(ordered, even_band)  # all worth, then all cost: exactly one exit
-        return Judgement(f"draft at ≤ {_requests(cross['below'])}, turn it off from {cross['above']}", cross)
+        return Judgement(f"draft at ≤ {_requests(cross.below)}, turn it off from {cross.above}", cross)
     if max(costs) < min(worth):
         return Judgement(
             f"drafting costs energy up to {_requests(max(costs))} and pays from {min(worth)}", None

@@ -55,10 +55,11 @@ def refinement(plan: SweepPlan, rows: list[SweepPoint]) -> list[PointKey]:
     summary = summary_of(rows)
     assert isinstance(summary, PairedSummary)  # rows of the paired sweep carry no class
     exits = upward_exits([(t.batch, t.energy_ratio) for t in summary.rows if t.trusted and t.energy_ratio])
-    if not plan.refine or len(exits) != 1 or exits[0]["above"] - exits[0]["below"] < 2:
+    if not plan.refine or len(exits) != 1 or exits[0].above - exits[0].below < 2:
         return []
     cross = exits[0]
-    batch = min(cross["above"] - 1, max(cross["below"] + 1, round(cross["batch"])))
+    # the batch nearest where the ratio leaves the band: it moves the recommendation's bracket
+    batch = min(cross.above - 1, max(cross.below + 1, round(cross.band_high)))
     refine_pass = plan.passes
     return [
         PointKey(refine_pass, batch, "plain", "before"),

@@ -9,6 +9,7 @@ is named with why; a failed arm is named with its reason.
 from __future__ import annotations
 
 from collectors.sweep.records import ArmsSummary, PairedSummary, Summary
+from collectors.sweep.rule import Crossover
 from collectors.sweep.tables import arms_cells, cell, table_cells
 
 
@@ -24,8 +25,9 @@ def verdict_sentences(record: PairedSummary) -> list[str]:
     cross = record.crossover
     if cross:
         lines.append(
-            f"Energy crossover between {cross.below} and {cross.above} concurrent requests "
-            f"(≈ {cross.batch:g}, where the energy ratio rises through {cross.ratio:g})."
+            f"Energy crossover {crossover_at(cross)} concurrent requests, where the draft/plain energy "
+            f"ratio rises through 1.0; {band_interval(cross)} within the ±{100 * cross.even_band:.0f} % "
+            "noise band."
         )
     lines.append(f"Recommendation: {record.recommendation}.")
     for u in record.untrusted:
@@ -38,6 +40,18 @@ def verdict_sentences(record: PairedSummary) -> list[str]:
     elif record.idle_flag:
         lines.append(f"Idle power not used: {record.idle_flag.message}.")
     return lines
+
+
+def crossover_at(cross: Crossover) -> str:
+    """The batch where the energy ratio rises through 1.0: "≈ 1.97", or "≤ 1" when the ratio is
+    above 1.0 from the smallest batch judged."""
+    return f"≈ {cross.batch_at_1:.3g}" if cross.batch_at_1 is not None else f"≤ {cross.lowest_batch}"
+
+
+def band_interval(cross: Crossover) -> str:
+    """The batches between which the ratio crosses the break-even band: "between 1.78 and 2.49"."""
+    low = f"{cross.band_low:.3g}" if cross.band_low is not None else f"≤ {cross.lowest_batch}"
+    return f"between {low} and {cross.band_high:.3g}"
 
 
 def _requests(n: int) -> str:

@@ -23,7 +23,7 @@ from collectors.energy import ledger
 from collectors.sweep import checks
 from collectors.sweep.aggregate import aggregate, arm_figures
 from collectors.sweep.best_arms import ACCEPTANCE_LINE, best_arms, round_energy_mj, turn_off, void_waived
-from collectors.sweep.codec import from_json, to_json
+from collectors.sweep.codec import to_json
 from collectors.sweep.point import ServerIdentity, SweepPoint
 from collectors.sweep.records import (
     ARMS_SUMMARY_SCHEMA,
@@ -33,7 +33,6 @@ from collectors.sweep.records import (
     ArmsSummary,
     ArmUntrusted,
     BatchPair,
-    Crossover,
     PairedSummary,
     PairUntrusted,
     RuleUsed,
@@ -175,7 +174,7 @@ def _paired_summary(rows: Sequence[Row], meta: RunMeta) -> PairedSummary:
         idle_flag=idle_flag,
         rows=tuple(table),
         rule=RuleUsed(EVEN_BAND, excluding_flags=tuple(sorted(checks.EXCLUDING))),
-        crossover=from_json(Crossover, verdict.crossover),
+        crossover=verdict.crossover,
         recommendation=recommendation,
         untrusted=tuple(untrusted),
         flags=_flags(rows),

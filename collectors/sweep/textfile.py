@@ -2,7 +2,7 @@
 
 A fleet sees the crossover next to live traffic when the sweep's table is a few series: per arm and
 batch, mJ/token, tok/s and W; per batch, the draft/plain energy ratio and whether the pair is
-trusted; the crossover batch; when the sweep ran. Only trusted pairs carry a ratio (the summary's
+trusted; the crossover batch (the ratio's 1.0 crossing) and its break-even band; when the sweep ran. Only trusted pairs carry a ratio (the summary's
 own rule, collectors/sweep/checks.py). The file is written atomically by prometheus_client's
 `write_to_textfile` (a temporary file renamed over it), so the collector never reads half of it.
 """
@@ -94,14 +94,24 @@ class SweepSeries(Collector):
         yield ratio
         yield trusted
         crossover = self.summary.crossover
-        if crossover is not None:
+        if crossover is not None and crossover.batch_at_1 is not None:
             family = GaugeMetricFamily(
                 "spectop_sweep_crossover_batch",
-                "the last sweep's crossover: drafting costs energy from about this batch",
+                "the last sweep's crossover: the batch where the draft/plain energy ratio rises through 1.0",
                 labels=["run"],
             )
-            family.add_metric([run], float(crossover.batch))
+            family.add_metric([run], float(crossover.batch_at_1))
             yield family
+        if crossover is not None:
+            band = GaugeMetricFamily(
+                "spectop_sweep_crossover_band_batch",
+                "where the energy ratio rises through the break-even band's edges (edge low: 0.95, high: 1.05)",
+                labels=["run", "edge"],
+            )
+            for edge, at in (("low", crossover.band_low), ("high", crossover.band_high)):
+                if at is not None:
+                    band.add_metric([run, edge], float(at))
+            yield band
         started = started_unix_s(run) if run else None
         if started is not None:
             family = GaugeMetricFamily(

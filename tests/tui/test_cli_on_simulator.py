@@ -110,6 +110,22 @@ def test_report_rerenders_a_saved_run(tmp_path, capsys, fmt):
         assert "turn it off from 4" in out and "0.71x" in out
 
 
+def test_report_prints_the_crossover_where_the_ratio_crosses_1_with_its_band(tmp_path, capsys):
+    store = RunStore(tmp_path)
+    for row in note25_rows():
+        store.append_point(row)
+    assert main(["report", str(tmp_path)]) == 0
+    said = " ".join(capsys.readouterr().out.split())  # the console wraps long lines
+    # note 25's rows by hand, linear in log B: (35.0 / 125.5) / (39.1 / 100.2) = 0.7147 at 2,
+    # (37.1 / 163.4) / (39.0 / 192.3) = 1.1195 at 4; a level L at 2 * 2 ** ((L - 0.7147) / 0.4048):
+    # 1.0 at 3.26, 0.95 at 2.99, 1.05 at 3.55 (the old crossover, where the band's top is crossed)
+    assert (
+        "Energy crossover ≈ 3.26 concurrent requests, where the draft/plain energy ratio rises "
+        "through 1.0; between 2.99 and 3.55 within the ±5 % noise band."
+    ) in said
+    assert "Recommendation: draft at ≤ 2 concurrent requests, turn it off from 4." in said
+
+
 def test_report_on_a_folder_that_is_not_a_run(tmp_path, capsys):
     assert main(["report", str(tmp_path)]) == 2
     assert "has no points.jsonl" in capsys.readouterr().err
@@ -160,14 +176,14 @@ def test_refine_measures_the_batch_inside_the_crossover(sim, tmp_path, capsys):
     grid = summarize(as_points([p for p in points if p["pass"] == 0]))["rows"]
     planned = [(t["batch"], t["energy_ratio"]) for t in grid if t["trusted"]]
     exits = upward_exits(planned)
-    if not (len(exits) == 1 and exits[0]["above"] - exits[0]["below"] >= 2):
+    if not (len(exits) == 1 and exits[0].above - exits[0].below >= 2):
         assert [t["batch"] for t in summary["rows"]] == [1, 2, 4, 8]
         assert summary["points"] == summary["planned_points"] == 12
         return
-    # the batch nearest the crossover inside the exit: 3 on note 25's curve, or 4 again when the
-    # grid's 4 was flagged and the trusted exit is between 2 and 8 (crossover ≈ 3.6)
-    below, above = exits[0]["below"], exits[0]["above"]
-    refined = min(above - 1, max(below + 1, round(exits[0]["batch"])))
+    # the batch nearest where the ratio leaves the band inside the exit: 3 on note 25's curve, or 4
+    # again when the grid's 4 was flagged and the trusted exit is between 2 and 8 (band's top ≈ 3.6)
+    below, above = exits[0].below, exits[0].above
+    refined = min(above - 1, max(below + 1, round(exits[0].band_high)))
     assert summary["points"] == summary["planned_points"] == 15
     assert [t["batch"] for t in summary["rows"]] == sorted({1, 2, 4, 8, refined})
     # measured as a pass of its own (the plan's one pass is pass 0), so a flag of the grid's

@@ -18,7 +18,7 @@ from collectors.fmt import num, pct, printable
 from collectors.sweep.plan import PointKey
 from collectors.sweep.point import SweepPoint
 from collectors.sweep.records import ArmsSummary, Summary
-from collectors.sweep.sentences import verdict_sentences
+from collectors.sweep.sentences import band_interval, crossover_at, verdict_sentences
 from collectors.sweep.summary import MAIN_COLUMNS, table_cells
 from collectors.sweep.tables import arms_cells
 from tui.widgets.sweep_plot import SweepPlot
@@ -248,7 +248,11 @@ class SweepPanel(Vertical):
             return arms_verdict(summary)
         verdict.append(f"Recommendation: {summary.recommendation}.", style="bold")
         if summary.crossover:
-            verdict.append(f"  Crossover ≈ {summary.crossover.batch:g} requests.")
+            cross = summary.crossover
+            verdict.append(
+                f"  Crossover {crossover_at(cross)} requests (energy ratio 1.0), "
+                f"{band_interval(cross)} within the ±{100 * cross.even_band:.0f} % band."
+            )
         for sentence in verdict_sentences(summary):  # what the summary left out, and why
             if sentence.startswith(("No trustworthy pair", "Idle power not used")):
                 verdict.append("\n" + sentence, style="yellow")

@@ -12,6 +12,7 @@ import math
 from textual_plotext import PlotextPlot
 
 from collectors.sweep.records import ArmFigures, ArmsSummary, BatchPair, Summary
+from collectors.sweep.sentences import crossover_at
 from collectors.sweep.settings import draft_length
 
 
@@ -46,9 +47,11 @@ class SweepPlot(PlotextPlot):
             plt.xticks(xs, [str(t.batch) for t in rows])
             cross = record.crossover
             if cross:
-                plt.vertical_line(math.log2(cross.batch), color="green")
+                # at the ratio's 1.0 crossing, or at the band's top when that lies below the batches
+                at = cross.batch_at_1 if cross.batch_at_1 is not None else cross.band_high
+                plt.vertical_line(math.log2(at), color="green")
                 lowest = min(v for t in rows for v in (t.plain.mj_per_token, t.draft.mj_per_token) if v)
-                plt.text(f"crossover ≈ {cross.batch:g}", math.log2(cross.batch), lowest, color="green")
+                plt.text(f"crossover {crossover_at(cross)}", math.log2(at), lowest, color="green")
         self.refresh()
 
     def _show_arms(self, summary: ArmsSummary) -> None:

@@ -174,13 +174,21 @@ def test_a_sweep_becomes_textfile_series(tmp_path):
     assert mj[(("arm", "plain"), ("batch", "2"), ("run", "20261130T180525Z"))] == pytest.approx(
         39.1 / 100.2 * 1000, rel=1e-3
     )
-    # the crossover by hand: ratios 0.7147 at 2 and 1.1195 at 4 requests cross 1.05 (the band's edge)
-    # at log2 B = 1 + (1.05 - 0.7147) / (1.1195 - 0.7147), B = 3.55
+    # the crossover by hand: ratios 0.7147 at 2 and 1.1195 at 4 requests; linear in log2 B, the
+    # ratio reaches 1.0 at log2 B = 1 + (1.0 - 0.7147) / (1.1195 - 0.7147), B = 3.26, and the
+    # band's edges 0.95 and 1.05 at B = 3.00 and 3.55
     r2 = (35.0 / 125.5) / (39.1 / 100.2)
     r4 = (37.1 / 163.4) / (39.0 / 192.3)
-    crossover = 2 ** (1 + (1.05 - r2) / (r4 - r2))
+
+    def through(level: float) -> float:
+        return float(2 ** (1 + (level - r2) / (r4 - r2)))
+
     (value,) = metrics["spectop_sweep_crossover_batch"].values()
-    assert value == pytest.approx(crossover, abs=0.01)
+    assert value == pytest.approx(through(1.0), abs=0.01) == pytest.approx(3.26, abs=0.01)
+    band = metrics["spectop_sweep_crossover_band_batch"]
+    assert band[(("edge", "low"), ("run", "20261130T180525Z"))] == pytest.approx(through(0.95), abs=0.01)
+    assert band[(("edge", "high"), ("run", "20261130T180525Z"))] == pytest.approx(through(1.05), abs=0.01)
+    assert through(0.95) == pytest.approx(3.00, abs=0.01) and through(1.05) == pytest.approx(3.55, abs=0.01)
     assert len(metrics["spectop_sweep_energy_ratio"]) == 5  # every batch of note 25 is a trusted pair
 
 

@@ -43,8 +43,10 @@ def test_curves_are_read_linearly_in_log_batch_and_clamped_at_the_ends():
 def test_crossover_lies_on_the_same_line_as_the_ratio_curve():
     cross = NOTE25_JSON["crossover"]
     assert cross["below"] == 2 and cross["above"] == 4
-    # where the ratio leaves the break-even band upward
-    assert curve_ratio_at(NOTE25, cross["batch"]) == pytest.approx(1.05, abs=0.005)
+    # where the ratio rises through 1.0, and the band's edges around it
+    assert curve_ratio_at(NOTE25, cross["batch_at_1"]) == pytest.approx(1.0, abs=0.005)
+    assert curve_ratio_at(NOTE25, cross["band_low"]) == pytest.approx(0.95, abs=0.005)
+    assert curve_ratio_at(NOTE25, cross["band_high"]) == pytest.approx(1.05, abs=0.005)
 
 
 def test_curves_skip_the_points_the_sweep_does_not_trust():

@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from collectors.sweep.rule import EVEN_BAND, classify, judge, upward_exits
+from collectors.sweep.codec import from_json, to_json
+from collectors.sweep.rule import EVEN_BAND, Crossover, classify, judge, upward_exits
 
 KEEP_ON = "drafting saves energy or breaks even at every measured batch (1–4 concurrent requests): keep it on"
 
@@ -69,17 +70,60 @@ def test_hand_made_tables(ratios, says, bracket):
     if bracket is None:
         assert verdict.crossover is None
     else:
-        assert (verdict.crossover["below"], verdict.crossover["above"]) == bracket
+        assert (verdict.crossover.below, verdict.crossover.above) == bracket
 
 
-def test_the_crossover_is_where_the_ratio_leaves_the_band_in_log_batch():
-    # note 25: 0.71 at 2, 1.12 at 4; 1.05 is (1.05 - 0.71) / (1.12 - 0.71) = 0.829 of the way
-    # from log 2 to log 4, so B = 2 * 2 ** 0.829 = 3.55
-    cross = judge([(1, 1.03), (2, 0.71), (4, 1.12)]).crossover
-    assert cross["batch"] == pytest.approx(2 * 2 ** ((1.05 - 0.71) / (1.12 - 0.71)), abs=0.01)
-    assert cross["batch"] == pytest.approx(3.55, abs=0.01) and cross["ratio"] == pytest.approx(1.05)
-    # a ratio exactly at the edge is the crossover itself
-    assert judge([(1, 0.9), (2, 1.05), (4, 1.2)]).crossover["batch"] == pytest.approx(2.0)
+def test_the_crossover_is_where_the_ratio_rises_through_1_with_the_band_around_it_in_log_batch():
+    # the issue's complaint: the crossover was put where the ratio rose through 1.05, not 1.0.
+    # By hand, linear in log B (not in B): 0.98 at 2 and 1.20 at 4, a level L lies
+    # (L - 0.98) / 0.22 of the way from log 2 to log 4: 1.0 at 2 * 2 ** (0.02 / 0.22) = 2.13
+    # (linear in B it would be 2.18), 1.05 at 2 * 2 ** (0.07 / 0.22) = 2.49; 0.95 lies between 1
+    # (0.80) and 2 (0.98), (0.95 - 0.80) / 0.18 of the way: 2 ** (0.15 / 0.18) = 1.78
+    cross = judge([(1, 0.80), (2, 0.98), (4, 1.20)]).crossover
+    assert cross == Crossover(
+        below=2, above=4, batch_at_1=2.13, band_low=1.78, band_high=2.49, lowest_batch=1, even_band=0.05
+    )
+    # note 25: 0.71 at 2, 1.12 at 4: 1.0 at 2 * 2 ** (0.29 / 0.41) = 3.27, the band 3.00 to 3.55
+    note25 = judge([(1, 1.03), (2, 0.71), (4, 1.12)]).crossover
+    assert (note25.batch_at_1, note25.band_low, note25.band_high) == pytest.approx(
+        (3.27, 3.00, 3.55), abs=0.01
+    )
+    # a ratio exactly at a level is its crossing
+    assert judge([(1, 0.9), (2, 1.05), (4, 1.2)]).crossover.band_high == pytest.approx(2.0)
+    assert judge([(1, 0.9), (2, 1.0), (4, 1.2)]).crossover.batch_at_1 == pytest.approx(2.0)
+
+
+def test_a_ratio_above_1_from_the_smallest_batch_puts_the_crossing_at_or_below_it():
+    # 1.02 at 1 breaks even but is already above 1.0 (and above 0.95): no crossing of either lies
+    # among the batches, so they are None and the crossing is "≤ 1"; 1.05 between 2 (1.04) and 4
+    # (1.30): 2 * 2 ** (0.01 / 0.26) = 2.05
+    cross = judge([(1, 1.02), (2, 1.04), (4, 1.30)]).crossover
+    assert (cross.batch_at_1, cross.band_low, cross.band_high, cross.lowest_batch) == (None, None, 2.05, 1)
+    # 0.97 at 1 is above 0.95 but below 1.0: 1.0 between 1 and 2 (1.02), 2 ** (0.03 / 0.05) = 1.52
+    cross = judge([(1, 0.97), (2, 1.02), (4, 1.30)]).crossover
+    assert (cross.batch_at_1, cross.band_low) == (1.52, None)
+
+
+def test_the_crossing_through_1_is_the_last_rise_before_the_exit():
+    # note 25's shape: 1.03 at 1 falls to 0.71 at 2, then rises: the crossing is the rise between 2
+    # and 4, not the fall between 1 and 2
+    cross = judge([(1, 1.03), (2, 0.71), (4, 1.12), (8, 1.50)]).crossover
+    assert 2 < cross.batch_at_1 < 4 and cross.lowest_batch == 1
+
+
+def test_a_crossover_goes_to_json_and_back_and_an_old_one_is_judged_again():
+    cross = judge([(1, 0.80), (2, 0.98), (4, 1.20)]).crossover
+    form = to_json(cross)
+    assert form == {
+        "below": 2,
+        "above": 4,
+        "batch_at_1": 2.13,
+        "band_low": 1.78,
+        "band_high": 2.49,
+        "lowest_batch": 1,
+        "even_band": 0.05,
+    }
+    assert from_json(Crossover, form) == cross
 
 
 def test_classify_at_the_edges():
@@ -111,17 +155,25 @@ def test_crossover_and_recommendation_never_contradict(table):
     if cross is None:
         assert "turn it off from" not in verdict.recommendation
         return
-    below, above = cross["below"], cross["above"]
+    below, above = cross.below, cross.above
     assert verdict.recommendation.startswith(f"draft at ≤ {below} concurrent request")
     assert verdict.recommendation.endswith(f"turn it off from {above}")
     # every batch up to `below` is worth drafting by the rule, every one from `above` costs
     assert all(classify(r) != "costs" for b, r in ratios if b <= below)
     assert all(classify(r) == "costs" for b, r in ratios if b >= above)
-    assert below <= cross["batch"] <= above
-    # the crossover lies on the log-B line between the two, at the band's edge
+    assert below <= cross.band_high <= above
+    # the band's top lies on the log-B line between the two, at the band's edge
     by_batch = dict(ratios)
-    share = (math.log(cross["batch"]) - math.log(below)) / (math.log(above) - math.log(below))
+    share = (math.log(cross.band_high) - math.log(below)) / (math.log(above) - math.log(below))
     assert by_batch[below] + share * (by_batch[above] - by_batch[below]) == pytest.approx(1.05, abs=0.01)
+    # the crossings come in order: the band's bottom, 1.0, the band's top, none past `above`
+    known = [x for x in (cross.band_low, cross.batch_at_1, cross.band_high) if x is not None]
+    assert known == sorted(known) and cross.lowest_batch <= known[0] <= above
+    # from the 1.0 crossing on, every measured ratio is above 1.0, up to `above`
+    if cross.batch_at_1 is not None:
+        assert all(r > 1.0 for b, r in ratios if cross.batch_at_1 < b <= above)
+    else:
+        assert all(r > 1.0 for b, r in ratios if cross.lowest_batch <= b <= above)
 
 
 def test_a_lone_exit_from_the_band_is_refined_even_without_a_clean_crossover():
@@ -173,3 +225,25 @@ def test_a_refined_batch_that_drifted_in_the_grid_is_measured_again_and_trusted(
     # (37.1 / 163.4) / (39.0 / 192.3) = 227.1 / 202.8 = 1.12
     assert at4["trusted"] and at4["energy_ratio"] == pytest.approx(1.12, abs=0.005)
     assert at4["excluded_points"] == 3
+
+
+def test_a_summary_saved_with_the_old_crossover_reads_as_the_rule_gives_it_now():
+    from collectors.sweep.records import summary_from_json
+    from collectors.sweep.sentences import verdict_sentences
+    from collectors.sweep.summary import summarize
+    from tests.support.sweep_rows import note25_rows, points
+
+    form = summarize(points(note25_rows()))
+    new = summary_from_json(form).crossover
+    # summary/2 saved one batch, where the ratio rose through the band's top (3.55); the rows'
+    # ratios, (35.0 / 125.5) / (39.1 / 100.2) = 0.7147 at 2 and (37.1 / 163.4) / (39.0 / 192.3) =
+    # 1.1195 at 4, cross 1.0 at 2 * 2 ** (0.2853 / 0.4048) = 3.26 (linear in log B)
+    form["crossover"] = {"below": 2, "above": 4, "batch": 3.55, "ratio": 1.05}
+    old = summary_from_json(form).crossover
+    assert old is not None and old == new
+    assert old.batch_at_1 == pytest.approx(3.26, abs=0.005) and old.band_high == pytest.approx(
+        3.55, abs=0.005
+    )
+    assert verdict_sentences(summary_from_json(form))[0].startswith(
+        "Energy crossover ≈ 3.26 concurrent requests"
+    )

@@ -45,14 +45,25 @@ def test_note25_table_is_reproduced():
         assert t["trusted"]
     assert [t["verdict"] for t in result["rows"]] == ["even", "saves", "costs", "costs", "costs"]
     cross = result["crossover"]
-    # 1.05 (the band's top) lies (1.05 - 0.71) / (1.12 - 0.71) of the way from log 2 to log 4
+    # linear in log B from (2, 0.71) to (4, 1.12): a level L is (L - 0.71) / (1.12 - 0.71) of the way
+    # from log 2 to log 4; 1.0 at 3.26, the band's edges 0.95 and 1.05 at 3.00 and 3.55
     ratio_2, ratio_4 = 279 / 391, 227 / 203
-    want = 2 * 2 ** ((1.05 - ratio_2) / (ratio_4 - ratio_2))
-    assert (cross["below"], cross["above"]) == (2, 4) and cross["batch"] == pytest.approx(want, abs=0.02)
+
+    def through(level: float) -> float:
+        return float(2 * 2 ** ((level - ratio_2) / (ratio_4 - ratio_2)))
+
+    assert (cross["below"], cross["above"]) == (2, 4)
+    assert cross["batch_at_1"] == pytest.approx(through(1.0), abs=0.02) == pytest.approx(3.26, abs=0.02)
+    assert cross["band_low"] == pytest.approx(through(0.95), abs=0.02)
+    assert cross["band_high"] == pytest.approx(through(1.05), abs=0.02)
     assert result["recommendation"] == "draft at ≤ 2 concurrent requests, turn it off from 4"
     md = sentences.to_markdown(summary_from_json(result))
     assert "| 2 | 100.2 | 125.5 | 1.25x | 390 | 279 | 0.71x | 39.1 | 35.0 | 70 % |" in md
-    assert f"(≈ {cross['batch']:g}, where the energy ratio rises through 1.05)" in md
+    assert (
+        f"Energy crossover ≈ {cross['batch_at_1']:.3g} concurrent requests, where the draft/plain energy "
+        f"ratio rises through 1.0; between {cross['band_low']:.3g} and {cross['band_high']:.3g} within "
+        "the ±5 % noise band."
+    ) in md
 
 
 def test_ratios_are_ratios_of_totals_over_passes():

@@ -188,6 +188,8 @@ def test_recommendation_and_crossover_follow_the_rule_on_the_measured_ratios(swe
     cross = swept["crossover"]
     assert (cross and (cross["below"], cross["above"])) == (bracket or None)
     if cross:
-        # where the ratio rises through 1.05 between the measured 2 and 4, in log B
+        # where the ratio rises through 1.0 between the measured 2 (below 0.95) and 4, in log B, and
+        # through the band's edges 0.95 and 1.05 around it
         r2, r4 = ratios[2], ratios[4]
-        assert cross["batch"] == pytest.approx(2 * 2 ** ((1.05 - r2) / (r4 - r2)), abs=0.01)
+        for key, level in (("batch_at_1", 1.0), ("band_low", 0.95), ("band_high", 1.05)):
+            assert cross[key] == pytest.approx(2 * 2 ** ((level - r2) / (r4 - r2)), abs=0.01)
