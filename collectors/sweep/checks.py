@@ -35,27 +35,7 @@ def point_flags(
     meter), other traffic."""
     batch = row.batch
     flags = drafting_flags(row)
-    server_mean = row.window.server_busy_per_decode
-    busy_max = row.window.concurrency_max
-    if server_mean is not None:
-        if server_mean < 0.75 * batch:
-            flags.append(
-                flag(
-                    "concurrency",
-                    f"the server ran {server_mean:.1f} requests per decode on average, "
-                    f"not {batch} (too few slots? start it with -np >= the batch)",
-                )
-            )
-    elif busy_max is None:
-        flags.append(flag("concurrency-unknown", "the server did not say how many requests it ran at once"))
-    elif busy_max < batch:
-        flags.append(
-            flag(
-                "concurrency",
-                f"the server ran at most {busy_max} requests at once, not {batch} "
-                "(too few slots? start it with -np >= the batch)",
-            )
-        )
+    flags += concurrency_flags(row)
     errors = [r for r in row.window.requests if r.error]
     if errors:
         flags.append(flag("request-errors", f"{len(errors)} of {batch} requests failed: {errors[0].error}"))
@@ -80,9 +60,63 @@ def point_flags(
             )
         )
     if meter_method == "estimate":
-        flags.append(flag("estimate", "energy is a CPU-load estimate, not a measurement"))
+        flags.append(flag("estimate", ESTIMATE_MESSAGE))
     traffic = other_traffic_flag(row)
     return flags + ([traffic] if traffic else [])
+
+
+ESTIMATE_MESSAGE = (
+    "energy is a CPU-load estimate, not a measurement: measure it with --meter rapl (this machine's "
+    "CPU package, as root) or a remote exporter's page, --meter dcgm=URL or --meter node=URL"
+)
+# Flags every point of a run carries alike (the meter's): a display says them once, not per point.
+RUN_WIDE = frozenset({"estimate", "no-meter"})
+
+
+def concurrency_flags(row: Row) -> list[Flag]:
+    """Too few requests at once, by the server's requests per decode, else by its busy slots' peak.
+
+    A peak below the mean is no figure (a peak is never below its mean: the slots were polled
+    between decodes, or not at all): the concurrency is unknown then, and no advice is given. The
+    slot advice is given only when the server's slot count does not already cover the batch."""
+    batch = row.batch
+    server_mean = row.window.server_busy_per_decode
+    busy_max = row.window.concurrency_max
+    if server_mean is not None and busy_max is not None and busy_max < server_mean:
+        return [
+            flag(
+                "concurrency-unknown",
+                f"the server's counts disagree: {server_mean:.1f} requests per decode on average, "
+                f"yet at most {busy_max} busy at once when polled; how many ran at once is unknown",
+            )
+        ]
+    if server_mean is not None:
+        if server_mean < 0.75 * batch:
+            return [
+                flag(
+                    "concurrency",
+                    f"the server ran {server_mean:.1f} requests per decode on average, not {batch}"
+                    + _slots_advice(row),
+                )
+            ]
+        return []
+    if busy_max is None:
+        return [flag("concurrency-unknown", "the server did not say how many requests it ran at once")]
+    if busy_max < batch:
+        return [
+            flag(
+                "concurrency",
+                f"the server ran at most {busy_max} requests at once, not {batch}" + _slots_advice(row),
+            )
+        ]
+    return []
+
+
+def _slots_advice(row: Row) -> str:
+    slots = row.server.slots_total if row.server else None
+    if slots is not None and slots >= row.batch:
+        return f" (it has {slots} slots: something else held requests back, e.g. other traffic)"
+    return " (too few slots? start it with -np >= the batch)"
 
 
 def copies_ngrams(row: Row) -> bool:
@@ -161,15 +195,21 @@ def mismatch_flag(row: Row, reference: Row | None) -> Flag | None:
 
 
 def drift_flag(after: Row, before: Row | None, limit: float) -> Flag | None:
-    """Plain measured after draft should agree with plain before it (note 25, collectors/docs/note25.md: within 1 %)."""
-    if before is None or not before.energy.mj_per_token or not after.energy.mj_per_token:
+    """Plain measured after draft should agree with plain before it (note 25, collectors/docs/note25.md:
+    within 1 %): in mJ/token, and in tok/s where a side has no energy (no meter)."""
+    if before is None:
         return None
-    drift = after.energy.mj_per_token / before.energy.mj_per_token - 1.0
+    if before.energy.mj_per_token and after.energy.mj_per_token:
+        drift, figure = after.energy.mj_per_token / before.energy.mj_per_token - 1.0, "mJ/token"
+    elif before.tok_s and after.tok_s:
+        drift, figure = after.tok_s / before.tok_s - 1.0, "tok/s"
+    else:
+        return None
     if abs(drift) <= limit:
         return None
     return flag(
         "plain-drift",
-        f"plain after draft reads {100 * drift:+.1f} % mJ/token against plain before "
+        f"plain after draft reads {100 * drift:+.1f} % {figure} against plain before "
         f"(limit {100 * limit:.0f} %): the machine was not steady",
     )
 
@@ -201,6 +241,13 @@ EXCLUDING: Mapping[str, str] = MappingProxyType(
 # it lags both arms at a batch alike: rough, not wrong) and `concurrency-unknown` (the server
 # cannot say; excluding it would leave such servers with no verdict at all).
 PASS_WIDE = frozenset({"plain-drift"})  # excludes every point of its pass at its batch
+# Flags that only say a point has no energy: its speed still counts (a speed-only verdict).
+ENERGY_ONLY = frozenset({"no-meter"})
+
+
+def for_speed(codes: tuple[str, ...]) -> tuple[str, ...]:
+    """The excluding codes that keep a point's speed out too."""
+    return tuple(c for c in codes if c not in ENERGY_ONLY)
 
 
 def exclusions(rows: Sequence[Row]) -> list[tuple[str, ...]]:

@@ -188,3 +188,33 @@ def judge(ratios: Sequence[tuple[int, float]], even_band: float = EVEN_BAND) -> 
         "concurrent requests: no clean crossover, re-run with more passes",
         None,
     )
+
+
+NO_ENERGY = "energy not measured (no meter)"
+
+
+def judge_speed(speedups: Sequence[tuple[int, float]], even_band: float = EVEN_BAND) -> str:
+    """The speed-only verdict of a sweep without energy: where drafting is faster, as fast (within
+    the band) or slower than plain; never an energy recommendation."""
+    if not speedups:
+        return f"{NO_ENERGY}, and no batch has a trustworthy speed pair: nothing to recommend"
+    ordered = sorted(speedups)
+    words = {
+        Verdict.SAVES: "slower",
+        Verdict.EVEN: f"as fast (within {100 * even_band:.0f} %)",
+        Verdict.COSTS: "faster",
+    }
+    # a speed-up reads the other way round from an energy ratio: above the band is better
+    groups: dict[str, list[int]] = {}
+    for batch, speedup in ordered:
+        groups.setdefault(words[classify(speedup, even_band)], []).append(batch)
+    if len(groups) == 1:
+        (word,) = groups
+        span = f"{ordered[0][0]}–{ordered[-1][0]}" if len(ordered) > 1 else f"{ordered[0][0]}"
+        where = f"at every measured batch ({span} concurrent requests)"
+        return f"{NO_ENERGY}; by speed alone, drafting is {word} {where}: measure energy with a meter to judge it"
+    parts = [f"{word} at {', '.join(map(str, bs))}" for word, bs in groups.items()]
+    return (
+        f"{NO_ENERGY}; by speed alone, drafting is {' and '.join(parts)} concurrent requests: "
+        "measure energy with a meter to judge it"
+    )

@@ -8,6 +8,7 @@ is named with why; a failed arm is named with its reason.
 
 from __future__ import annotations
 
+from collectors.sweep.checks import ENERGY_ONLY
 from collectors.sweep.records import ArmsSummary, PairedSummary, Summary
 from collectors.sweep.rule import Crossover
 from collectors.sweep.tables import arms_cells, cell, table_cells
@@ -30,11 +31,18 @@ def verdict_sentences(record: PairedSummary) -> list[str]:
             "noise band."
         )
     lines.append(f"Recommendation: {record.recommendation}.")
-    for u in record.untrusted:
+    no_meter = [u.batch for u in record.untrusted if set(u.because) <= ENERGY_ONLY]
+    if no_meter:
         lines.append(
-            f"No trustworthy pair at B={u.batch}: {', '.join(u.because)} "
-            "(its ratios are shown in parentheses, not used)."
+            f"Energy not measured at B={', '.join(map(str, no_meter))} (no meter): "
+            "speed ratios only, and no energy verdict."
         )
+    for u in record.untrusted:
+        if u.batch not in no_meter:
+            lines.append(
+                f"No trustworthy pair at B={u.batch}: {', '.join(u.because)} "
+                "(its ratios are shown in parentheses, not used)."
+            )
     if record.idle_w is not None:
         lines.append(f"Idle power {record.idle_w:.1f} W; net energy subtracts it over each window.")
     elif record.idle_flag:

@@ -38,7 +38,7 @@ from collectors.sweep.records import (
     RuleUsed,
     Summary,
 )
-from collectors.sweep.rule import EVEN_BAND, Verdict, at_batch, classify, interpolate, judge
+from collectors.sweep.rule import EVEN_BAND, Verdict, at_batch, classify, interpolate, judge, judge_speed
 from collectors.sweep.run_meta import RunMeta
 from collectors.sweep.sentences import to_markdown
 from collectors.sweep.store import RunStore, load_run
@@ -120,14 +120,17 @@ def rewrite_summary(run_dir: Path) -> Summary:
 
 
 def _batch_row(batch: int, rows: Sequence[Row], excluded: Sequence[tuple[str, ...]]) -> BatchPair:
-    arms = {
+    arms = {  # a point without energy still has its speed (checks.ENERGY_ONLY)
         arm: arm_figures(
-            [r for r in rows if r.arm == arm], [c for r, c in zip(rows, excluded) if r.arm == arm]
+            [r for r in rows if r.arm == arm],
+            [checks.for_speed(c) for r, c in zip(rows, excluded) if r.arm == arm],
         )
         for arm in ("plain", "draft")
     }
     plain, draft = arms["plain"], arms["draft"]
     compared = against_plain(plain, draft)
+    if any(checks.ENERGY_ONLY.intersection(codes) for codes in excluded):  # whatever its energy reads
+        compared = replace(compared, trusted=False, verdict=None)
     reasons = sorted({code for codes in excluded for code in codes})
     missing = [f"no {arm} point" for arm in ("plain", "draft") if not arms[arm].points]
     draft_flags = {c for r in rows if r.arm == "draft" for c in r.codes}
@@ -162,7 +165,11 @@ def _paired_summary(rows: Sequence[Row], meta: RunMeta) -> PairedSummary:
     verdict = judge(ratios)
     recommendation = verdict.recommendation
     untrusted = [PairUntrusted(t.batch, t.untrusted_because) for t in table if not t.trusted]
-    if not ratios and untrusted:
+    if not ratios and any(checks.ENERGY_ONLY.intersection(t.excluded) for t in table):
+        # no meter: the verdict is speed's alone, from the pairs nothing but the missing energy excludes
+        speeds = [(t.batch, t.speedup) for t in table if t.plain.trusted and t.draft.trusted and t.speedup]
+        recommendation = judge_speed(speeds)
+    elif not ratios and untrusted:
         reasons = sorted({why for u in untrusted for why in u.because})
         recommendation += f" (every batch lacks a trustworthy pair: {', '.join(reasons)})"
     idle_flag = meta.idle_flag or next((r.idle_flag for r in rows if r.idle_flag), None)

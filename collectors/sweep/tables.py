@@ -2,7 +2,8 @@
 sweep (note 25's table) and a multi-arm one (seed 001's table per class, collectors/docs/draft-strategies.md).
 
 Pitfalls handled: a lower-bound energy is written "≥ 123", never as a value; a batch without a
-trustworthy pair shows its ratios in parentheses (shown, not used) and says why; the crossover
+trustworthy pair shows its ratios in parentheses (shown, not used) and says why, a speed-up
+whose arms' points count (a sweep without a meter) is shown plain; the crossover
 and the recommendation come from the summary, where one rule made both (`rule.judge`), so every
 rendering (CLI, report, Markdown, dashboard) says the same.
 """
@@ -61,7 +62,8 @@ MAIN_COLUMNS: list[Column] = [
     ("requests", lambda t: t.batch, "d"),
     ("plain tok/s", lambda t: t.plain.tok_s, ".1f"),
     ("draft tok/s", lambda t: t.draft.tok_s, ".1f"),
-    ("speed", lambda t: _marked(t.speedup, t.trusted), ".2fx"),
+    # both arms' points count for speed even where no energy was measured (no meter)
+    ("speed", lambda t: _marked(t.speedup, t.plain.trusted and t.draft.trusted), ".2fx"),
     ("plain mJ/token", lambda t: _mj(t.plain), ".0f"),
     ("draft mJ/token", lambda t: _mj(t.draft), ".0f"),
     ("energy", lambda t: _marked(t.energy_ratio, t.trusted), ".2fx"),

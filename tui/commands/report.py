@@ -180,7 +180,7 @@ def verdict_lines(summary: PairedSummary) -> list[Text]:
     for sentence in verdict_sentences(summary):
         if sentence.startswith("Recommendation:"):
             lines.append(Text(sentence, style="bold"))
-        elif sentence.startswith(("No trustworthy pair", "Idle power not used")):
+        elif sentence.startswith(("No trustworthy pair", "Idle power not used", "Energy not measured")):
             lines.append(Text(sentence, style="yellow"))
         else:
             lines.append(Text(sentence))

@@ -31,6 +31,7 @@ from collectors.energy import ledger
 from collectors.export import json_forms
 from collectors.fmt import printable
 from collectors.meters import Sampler, sampling
+from collectors.sweep import checks
 from collectors.sweep import plan as sweep_plan
 from collectors.sweep.arms import make_arms
 from collectors.sweep.codec import to_json
@@ -163,6 +164,7 @@ def _sweep(args: argparse.Namespace, plan, arms, out, sampler: Sampler | None) -
     # point in flight is dropped, completed ones are on disk and the summary is written. Raising
     # out of the handler instead would land anywhere, e.g. inside asyncio's or anyio's internals,
     # which then print tracebacks. A second signal interrupts at once.
+    said: set[str] = set()  # run-wide flags already printed
     stop = threading.Event()
     signalled: list[int] = []  # SIGTERM or SIGHUP, when one of them asked for the stop
 
@@ -204,7 +206,7 @@ def _sweep(args: argparse.Namespace, plan, arms, out, sampler: Sampler | None) -
                 elif isinstance(event, PointDone):
                     progress.advance(task)
                     if out:
-                        progress.console.print(_point_line(event.row), markup=False)
+                        progress.console.print(_point_line(event.row, said), markup=False)
                 elif isinstance(event, PointsAdded):
                     progress.update(task, total=event.first_index + len(event.keys))
                     if out:
@@ -308,7 +310,10 @@ def _w(power_w: float | None) -> str:
     return "—" if power_w is None else f"{power_w:.1f} W"
 
 
-def _point_line(row: SweepPoint) -> str:
+def _point_line(row: SweepPoint, said: set[str] | None = None) -> str:
+    """One completed point; a flag every point of the run carries (the meter's) is said once,
+    under the first point, and `said` keeps which."""
+    said = set() if said is None else said
     energy, tokens = row.energy, row.window.committed_tokens
     mj = "—" if energy.mj_per_token is None else f"{energy.mj_per_token:.0f} mJ/token"
     if not energy.energy_covered and energy.energy_j and tokens:
@@ -316,7 +321,9 @@ def _point_line(row: SweepPoint) -> str:
         mj = f"≥ {ledger.mj_per_token(energy.energy_j, tokens):.0f} mJ/token"
     acceptance = row.window.acceptance
     acc = "" if acceptance is None else f", acceptance {100 * acceptance:.0f} %"
-    flags = "".join(f"\n    ! {f.message}" for f in row.flags)
+    new = [f for f in row.flags if f.code not in said]
+    said.update(f.code for f in new if f.code in checks.RUN_WIDE)
+    flags = "".join(f"\n    ! {f.message}" for f in new)
     phase = f" {row.phase}" if row.phase else ""
     cls = f"{row.prompt_class} " if row.prompt_class else ""
     return (

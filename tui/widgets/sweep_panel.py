@@ -254,7 +254,7 @@ class SweepPanel(Vertical):
                 f"{band_interval(cross)} within the ±{100 * cross.even_band:.0f} % band."
             )
         for sentence in verdict_sentences(summary):  # what the summary left out, and why
-            if sentence.startswith(("No trustworthy pair", "Idle power not used")):
+            if sentence.startswith(("No trustworthy pair", "Idle power not used", "Energy not measured")):
                 verdict.append("\n" + sentence, style="yellow")
         return verdict
 

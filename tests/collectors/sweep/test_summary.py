@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from collectors.sweep import sentences, summary, tables
+from collectors.sweep import checks, sentences, summary, tables
 from collectors.sweep.checks import EXCLUDING, drift_flag, mismatch_flag, point_flags
 from collectors.sweep.codec import to_json
 from collectors.sweep.records import summary_from_json
@@ -130,8 +130,8 @@ def test_every_excluding_flag_keeps_its_batch_out_of_the_verdict(code):
     assert (result["crossover"]["below"], result["crossover"]["above"]) == (2, 8)
     assert result["recommendation"] == "draft at ≤ 2 concurrent requests, turn it off from 8"
     assert {"batch": 4, "because": [code]} in result["untrusted"]
-    # the point stays in the table, marked
-    assert four["draft"]["points"] == 1 and not four["draft"]["trusted"]
+    # the point stays in the table, marked (without a meter its speed still counts: a speed verdict)
+    assert four["draft"]["points"] == 1 and four["draft"]["trusted"] == (code in checks.ENERGY_ONLY)
 
 
 @pytest.mark.parametrize("code", ["short-window", "concurrency-unknown"])
