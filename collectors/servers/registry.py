@@ -156,8 +156,9 @@ def check_url(url: str) -> str:
     return without_userinfo(url).rstrip("/")
 
 
-async def detect(url: str, client: httpx.AsyncClient) -> str:
-    """The `backend` of the first dialect in `DIALECTS` that says the server at `url` is its own."""
+async def detect(url: str, client: httpx.AsyncClient, option: str = "--server") -> str:
+    """The `backend` of the first dialect in `DIALECTS` that says the server at `url` is its own;
+    `option` is what the user gave the URL with, for the fix (a sweep's arms are `--plain`, ...)."""
     url = check_url(url)
     probe = Probe(url, client)
     try:
@@ -165,10 +166,10 @@ async def detect(url: str, client: httpx.AsyncClient) -> str:
             if await candidate.answers(probe):
                 return candidate.backend
     except httpx.HTTPError as exc:
-        raise describe(exc, "start the server, or pass --server with the right host and port") from exc
+        raise describe(exc, f"start the server, or pass {option} with the right host and port") from exc
     if probe.refused():
         raise SpectopError(f"{url} needs an API key", "pass --api-key or set SPECTOP_API_KEY")
     raise SpectopError(
         f"{url} answers, but not as {_names('or')}",
-        "point --server at the LLM server's base URL (e.g. http://127.0.0.1:8080)",
+        f"point {option} at the LLM server's base URL (e.g. http://127.0.0.1:8080)",
     )

@@ -34,6 +34,11 @@ class ArmSpec:
         return bool(self.argv)
 
     @property
+    def option(self) -> str:
+        """How the user gives this arm a running server's URL (`spectop sweep`'s option)."""
+        return f"--{self.name}" if self.name in ("plain", "draft") else f"--arm {self.name}=URL"
+
+    @property
     def command(self) -> str:
         """The command as people and files see it: its secrets replaced."""
         return redact_command(self.argv) if self.argv else f"(running at {redact_command(self.url)})"

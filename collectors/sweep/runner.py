@@ -115,6 +115,7 @@ def run_sweep(
     yield SweepStarted(run_dir, sweep.plan, tuple(schedule), arms)
     cancelled, error = False, None
     try:
+        sweep.check_arms()
         sweep.ready(schedule[0])
         started = time.monotonic()
         sweep.idle_w, sweep.idle_flag = sweep.measure_idle()
@@ -130,7 +131,11 @@ def run_sweep(
     except SpectopError as exc:
         error = str(exc)
     except httpx.HTTPError as exc:
-        error = str(describe(exc))
+        error = str(
+            describe(
+                exc, "start the server, or give its arm the right URL (--plain, --draft, --arm NAME=URL)"
+            )
+        )
     except Exception as exc:  # a bug or an answer nothing expected: the measured points still get a summary
         error = f"{type(exc).__name__}: {exc}"
     summary, unsaved = sweep.finish(len(schedule))

@@ -69,7 +69,7 @@ class SweepSession:
     async def _identify(self, arm: str, url: str) -> ServerIdentity:
         """The arm's server as the sweep rows record it: one poll through its dialect's collector."""
         async with client(self.api_key) as http:
-            backend = await detect(url, http)
+            backend = await detect(url, http, self.pool.arms[arm].option)
             snap = await open_collector(url, backend, client=http).poll()
             if snap.status in ("error", "unreachable"):
                 raise SpectopError(f"the {arm} server at {url}: {snap.error}", snap.fix or "")
@@ -82,6 +82,20 @@ class SweepSession:
                 drafting=snap.drafting,
                 slots_total=snap.slots_total,
             )
+
+    def check_arms(self) -> None:
+        """Every arm given as a running server answers before anything is measured (a launched one
+        is checked as it starts): a draft server that is down must not cost a plain pass first. In
+        a multi-arm sweep an arm besides plain that does not answer is a failed arm, the rest run."""
+        for arm in self.arms:
+            if arm.launched:
+                continue
+            try:
+                self.identity[arm.name] = asyncio.run(self._identify(arm.name, arm.url))
+            except SpectopError as exc:
+                if self.arms_plan.is_paired or arm.name == "plain":
+                    raise
+                self.failed_arms[arm.name] = str(exc)
 
     def ready(self, key: PointKey) -> str:
         starts = self.pool.starts

@@ -1,17 +1,24 @@
 """What `spectop sweep` and `spectop report` print when the usual energy verdict cannot be given:
 a sweep without a meter (a speed-only verdict), a meter that is an estimate (said once, with what
-to use instead)."""
+to use instead), an arm whose server is down (found before anything is measured, named by the
+option that gives it), and a multi-arm sweep's untrusted batches (each named once)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from collectors.launch.process import free_port
 from collectors.simulator import Simulator
+from collectors.sweep.events import SweepEnded
 from collectors.sweep.store import RunStore
-from tests.support.sweep_rows import as_point, note25_rows
+from collectors.sweep.summary import summary_of
+from tests.support.cli_runs import one_line
+from tests.support.sweep_rows import as_point, note25_rows, points, row, run_meta
 from tui.cli import main
+from tui.commands import sweep as sweep_command
 
 
 @pytest.fixture(scope="module")
@@ -57,3 +64,31 @@ def test_the_estimate_is_said_once_with_what_to_use_instead(sim, tmp_path, capsy
     assert out.count("B=") >= 6
     assert said.count("energy is a CPU-load estimate") == 1
     assert "measure it with --meter rapl" in said and "--meter dcgm=URL or --meter node=URL" in said
+
+
+def test_a_draft_server_that_is_down_stops_the_sweep_before_plain_is_measured(sim, tmp_path, capsys):
+    down = f"http://127.0.0.1:{free_port()}"
+    args = [*sweep_args(sim, tmp_path, "none"), "--draft", down]  # the last --draft counts
+    assert main(args) == 1
+    err = one_line(capsys.readouterr().err)
+    assert f"cannot reach {down}" in err and "pass --draft with the right host and port" in err
+    assert "--server" not in err
+    (run_dir,) = tmp_path.iterdir()
+    assert not (run_dir / "points.jsonl").exists()  # not one point measured, plain's neither
+
+
+def test_a_multi_arm_sweep_names_each_untrusted_batch_once(tmp_path, capsys):
+    # two arms besides plain at batches 1 and 2, every point flagged meter-gap: four untrusted
+    # entries per batch (one per arm), but the line names batches 1 and 2
+    rows = [
+        {**row(b, arm, 50.0, 30.0, phase=phase, flags=("meter-gap",)), "prompt_class": "code"}
+        for b in (1, 2)
+        for arm, phase in (("plain", "before"), ("draft-4", ""), ("draft-8", ""), ("plain", "after"))
+    ]
+    summary = summary_of(points(rows), run_meta({"schema": "spectop.run-arms/1"}))
+    assert [u.batch for u in summary.untrusted].count(1) >= 2
+    code = sweep_command._finish(SweepEnded(tmp_path, summary, False, None), None, True, None)
+    assert code == sweep_command.UNTRUSTED
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["summary"]["schema"] == "spectop.summary-arms/1"
+    assert one_line(captured.err).startswith("spectop: no trustworthy pair at B=1, 2: ")

@@ -303,7 +303,8 @@ CHOSEN = {"no-meter"}
 def _untrusted_batches(summary: Summary) -> list[int]:
     """The batches whose pair (or arm, in a multi-arm sweep) cannot be trusted for a reason the
     user did not choose."""
-    return [u.batch for u in summary.untrusted if set(u.because) - CHOSEN]
+    # a multi-arm sweep lists a batch once per arm and class: name each batch once
+    return sorted({u.batch for u in summary.untrusted if set(u.because) - CHOSEN})
 
 
 def _w(power_w: float | None) -> str:
