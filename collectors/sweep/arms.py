@@ -7,6 +7,7 @@ replaced (collectors/redact.py), and its argv, which has them, is left out of it
 from __future__ import annotations
 
 import shlex
+import shutil
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -37,6 +38,16 @@ class ArmSpec:
     def option(self) -> str:
         """How the user gives this arm a running server's URL (`spectop sweep`'s option)."""
         return f"--{self.name}" if self.name in ("plain", "draft") else f"--arm {self.name}=URL"
+
+    def check_program(self) -> None:
+        """A launched arm's program exists (on PATH, where its dialect knows it is, or at its path):
+        found before a sweep measures anything, not when the arm's first point comes."""
+        program = self.argv[0]
+        if shutil.which(program) is None and registry.locate_program(program) is None:
+            raise SpectopError(
+                f"the {self.name} arm's program {program!r} was not found (not on PATH, or not executable)",
+                "install it, or give its full path in the arm's command",
+            )
 
     @property
     def command(self) -> str:

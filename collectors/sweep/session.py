@@ -84,14 +84,15 @@ class SweepSession:
             )
 
     def check_arms(self) -> None:
-        """Every arm given as a running server answers before anything is measured (a launched one
-        is checked as it starts): a draft server that is down must not cost a plain pass first. In
-        a multi-arm sweep an arm besides plain that does not answer is a failed arm, the rest run."""
+        """Every arm given as a running server answers, and every launched arm's program exists,
+        before anything is measured: a draft server that is down must not cost a plain pass first.
+        In a multi-arm sweep an arm besides plain that fails this is a failed arm, the rest run."""
         for arm in self.arms:
-            if arm.launched:
-                continue
             try:
-                self.identity[arm.name] = asyncio.run(self._identify(arm.name, arm.url))
+                if arm.launched:
+                    arm.check_program()
+                else:
+                    self.identity[arm.name] = asyncio.run(self._identify(arm.name, arm.url))
             except SpectopError as exc:
                 if self.arms_plan.is_paired or arm.name == "plain":
                     raise

@@ -77,6 +77,20 @@ def test_a_draft_server_that_is_down_stops_the_sweep_before_plain_is_measured(si
     assert not (run_dir / "points.jsonl").exists()  # not one point measured, plain's neither
 
 
+def test_a_draft_command_whose_program_is_missing_stops_the_sweep_before_plain_is_measured(
+    sim, tmp_path, capsys
+):
+    missing = "no-such-llm-server-program"
+    draft_cmd = f"{missing} -m target.gguf -md draft.gguf --spec-type draft-simple --port {free_port()}"
+    args = [*sweep_args(sim, tmp_path, "none")]
+    args[args.index("--draft") : args.index("--draft") + 2] = ["--draft-cmd", draft_cmd]
+    assert main(args) == 1
+    err = one_line(capsys.readouterr().err)
+    assert f"the draft arm's program '{missing}' was not found" in err
+    (run_dir,) = tmp_path.iterdir()
+    assert not (run_dir / "points.jsonl").exists()  # plain, a running server, was not measured
+
+
 def test_a_multi_arm_sweep_names_each_untrusted_batch_once(tmp_path, capsys):
     # two arms besides plain at batches 1 and 2, every point flagged meter-gap: four untrusted
     # entries per batch (one per arm), but the line names batches 1 and 2
