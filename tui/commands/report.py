@@ -240,7 +240,7 @@ def recording_requests_table(rows: list[dict[str, Any]]) -> Table:
             num(r["tokens"], "d"),
             num(r["drafted"], "d"),
             num(r["accepted"], "d"),
-            pct(r["acceptance"]),
+            pct(r["acceptance"], 1),
             num(r["mean_advance"], ".2f"),
             num(r["tok_s"], ".1f"),
             mj,

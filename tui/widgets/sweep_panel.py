@@ -39,7 +39,7 @@ POINT_COLUMNS = (
     ("tok/s", "tok_s", 6),
     ("W", "power", 5),
     ("mJ/tk", "mj", 5),
-    ("acc", "acc", 4),
+    ("acc", "acc", 6),
     ("flags", "flags", 24),
 )
 
@@ -198,7 +198,7 @@ class SweepPanel(Vertical):
             "tok_s": num(row.tok_s, ".1f"),
             "power": num(row.energy.power_w, ".1f"),
             "mj": num(row.energy.mj_per_token, ".0f"),
-            "acc": pct(row.window.acceptance),
+            "acc": pct(row.window.acceptance, 1),  # as the Requests tab shows it
             "flags": Text(",".join(f.code for f in row.flags), style="red" if serious else "dim"),
         }
         for column, value in values.items():
