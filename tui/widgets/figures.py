@@ -64,3 +64,13 @@ def histogram(
         line((f"{label:>9} ", "dim"), (bar(c / top, width), "bold"), f" {c}")
         for label, c in zip(labels, counts)
     ]
+
+
+def count_bars(labels: Sequence[str], counts: Sequence[float], width: int, fmt: str = "d") -> list[Text]:
+    """One text bar per label, scaled to the largest count, the count after it (`fmt`: d, or .0% for shares)."""
+    top = max(counts, default=0) or 1
+    pad = max((len(label) for label in labels), default=0)
+    return [
+        line((f"{label:>{pad}} ", "dim"), (bar(c / top, width), "bold"), f" {c:{fmt}}")
+        for label, c in zip(labels, counts)
+    ]

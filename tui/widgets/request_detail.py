@@ -1,5 +1,6 @@
-"""One request's detail (Enter on a row of the Requests tab): its figures, its gap histogram and
-its tokens per verify step; Escape closes it.
+"""One request's detail (Enter on a row of the Requests tab): its figures (energy, tokens per joule
+and energy-delay product among them), accepted tokens per verify step as text bars, its gap
+histogram and its tokens per verify step; Escape closes it.
 
 Pitfalls handled: a request's id, model and error are the server's text, shown as plain Text and
 never read as markup; a request from the server's log has no stream events (only the log's counts),
@@ -18,7 +19,9 @@ from textual_plotext import PlotextPlot
 from collectors.energy.attribution import Attribution
 from collectors.fmt import num, pct
 from collectors.requests.latency import chunk_gaps_ms
+from collectors.requests.per_request import accepted_per_step_from_bursts, request_energy
 from collectors.requests.record import RequestRecord
+from tui.widgets.figures import count_bars
 
 HISTOGRAM_BINS = 20
 
@@ -42,6 +45,7 @@ def detail_lines(r: RequestRecord, share: Attribution | None) -> list[tuple[str,
         ("G / width", f"{num(r.mean_advance, '.2f')} / {num(r.verified_width, '.2f')} over {r.steps} steps"),
         ("tok/s", f"{num(r.tok_s, '.1f')} (decode {num(r.decode_tok_s, '.1f')})"),
         ("mJ/token", mj),
+        *energy_lines(r, share),
         ("batch", f"{num(r.concurrency_mean, '.1f')} mean, {num(r.concurrency_max, 'd')} max"),
         ("TTFT", num(lat.ttft_ms, ".0f", " ms")),
         (
@@ -52,6 +56,41 @@ def detail_lines(r: RequestRecord, share: Attribution | None) -> list[tuple[str,
         ("step gaps ms", f"p95 {num(lat.step_gaps.p95_ms, '.1f')}  p99 {num(lat.step_gaps.p99_ms, '.1f')}"),
         ("error", r.error or "—"),
     ]
+
+
+def energy_lines(r: RequestRecord, share: Attribution | None) -> list[tuple[str, str]]:
+    """Its joules, tokens per joule and energy-delay product, once the meter covers the request."""
+    figures = request_energy(
+        share.energy_j if share and share.covered else None, r.committed_tokens, r.duration_s
+    )
+    if figures is None:
+        return [("energy", "—"), ("EDP", "—")]
+    mark = " (shared with traffic spectop did not see)" if share and share.shared else ""
+    return [
+        ("energy", f"{figures.energy_j:.2f} J, {num(figures.tokens_per_j, '.2f')} tokens/J{mark}"),
+        ("EDP", f"{figures.edp_js:.2f} J·s ({figures.energy_j:.2f} J × {r.duration_s:.2f} s e2e)"),
+    ]
+
+
+def accepted_per_step_lines(r: RequestRecord) -> Text:
+    """Verify steps by draft tokens accepted (0..K), from the stream's bursts; why not, without them."""
+    out = Text()
+    out.append("verify steps by tokens accepted\n", style="bold")
+    if not r.latency.events:
+        out.append("no stream events: the server's log\ngives this request's totals only", style="dim")
+        return out
+    if r.steps_exact and not r.drafted:
+        out.append("nothing drafted", style="dim")
+        return out
+    counts = accepted_per_step_from_bursts(r.latency.burst_sizes)
+    if not counts:
+        out.append("no verify step yet", style="dim")
+        return out
+    for bar_line in count_bars([f"{j} acc" for j in range(len(counts))], counts, 16):
+        out.append_text(bar_line)
+        out.append("\n")
+    out.append("(from stream bursts)", style="dim")
+    return out
 
 
 class GapHistogram(PlotextPlot):
@@ -97,7 +136,9 @@ class RequestDetail(ModalScreen[None]):
         width: 110; max-width: 100%; height: 90%;
         border: thick $primary; background: $surface; padding: 0 1;
     }
-    #request-figures { height: auto; }
+    #request-top { height: auto; }
+    #request-figures { width: 1fr; height: auto; }
+    #request-steps { width: 34; height: auto; }
     #request-plots { height: 1fr; min-height: 8; }
     #request-plots > PlotextPlot { width: 1fr; }
     """
@@ -115,7 +156,9 @@ class RequestDetail(ModalScreen[None]):
             figures.append(value + "\n")
         figures.append("escape closes", style="dim")
         with Vertical(id="request-detail"):
-            yield Static(figures, id="request-figures")
+            with Horizontal(id="request-top"):
+                yield Static(figures, id="request-figures")
+                yield Static(accepted_per_step_lines(self.record), id="request-steps")
             with Horizontal(id="request-plots"):
                 yield GapHistogram(self.record, id="gap-histogram")
                 yield StepTokens(self.record, id="step-tokens")
