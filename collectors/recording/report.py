@@ -4,7 +4,10 @@ The figures are the dashboard's definitions, computed once here: a request's mJ/
 share of the meter's energy split by committed tokens among the requests that ran beside it
 (collectors/energy/attribution.py); a batch level's mJ/token is the joules of the poll windows spent at
 that level over the tokens those windows generated (Eq. 3, collectors/docs/energy-ledger.md),
-never a mean of per-window ratios.
+never a mean of per-window ratios. Per request also its joules, tokens per joule and energy-delay
+product (collectors/requests/per_request.py); over the recording, the acceptance histogram over
+its requests and the share of verify steps by tokens accepted, from the server's per-position
+counters summed over the polls (absent where the server has none).
 
 Pitfalls handled: the busy slots at the poll instant are not the window's level (a request that
 ended a moment before the poll put its tokens at level 0), so a window's level is the mean
@@ -24,6 +27,7 @@ from collectors.energy import ledger
 from collectors.energy.attribution import AttributionBook
 from collectors.meters import MeterReading
 from collectors.recording.reader import MeterEntry, Recording, RequestsEntry
+from collectors.requests import per_request
 from collectors.requests.record import RequestRecord
 from collectors.servers.snapshot import ServerSnapshot
 
@@ -48,6 +52,8 @@ def summarize_recording(recording: Recording) -> dict[str, Any]:
         "duration_s": recording.duration_s,
         "polls": len(polls),
         "requests": request_rows(list(records.values()), readings, polls),
+        "acceptance_histogram": acceptance_histogram(list(records.values())),
+        "accepted_per_step": accepted_per_step(polls),
         "batch_levels": batch_levels(polls, readings, list(records.values())),
         "skipped": list(recording.skipped),
     }
@@ -64,6 +70,8 @@ def request_rows(
     for r in records:
         share = book.results.get(r.request_id)
         source = r.tag.partition(":")[0] or "client"
+        covered_j = share.energy_j if share and share.covered else None
+        energy = per_request.request_energy(covered_j, r.committed_tokens, r.duration_s)
         rows.append(
             {
                 "request_id": r.request_id,
@@ -76,6 +84,10 @@ def request_rows(
                 "tok_s": r.tok_s,
                 "mj_per_token": share.mj_per_token if share else None,
                 "shared": bool(share and share.shared),
+                "e2e_s": r.duration_s,
+                "energy_j": energy.energy_j if energy else None,
+                "tokens_per_j": energy.tokens_per_j if energy else None,
+                "edp_js": energy.edp_js if energy else None,
                 "ttft_ms": r.latency.ttft_ms,
                 "gap_p95_ms": r.latency.chunk_gaps.p95_ms,
                 "gap_p99_ms": r.latency.chunk_gaps.p99_ms,
@@ -83,6 +95,24 @@ def request_rows(
             }
         )
     return rows
+
+
+def acceptance_histogram(records: Sequence[RequestRecord]) -> dict[str, Any]:
+    """Requests per tenth of acceptance; those without the server's counts, or that drafted
+    nothing, are counted apart."""
+    hist = per_request.acceptance_histogram(r.acceptance for r in records if r.ok)
+    return {"bins": hist.labels(), "requests": list(hist.counts), "without_counts": hist.no_counts}
+
+
+def accepted_per_step(polls: Sequence[ServerSnapshot]) -> dict[str, Any] | None:
+    """The share of verify steps that accepted 0..K draft tokens over the recording's polls, from
+    the server's per-position counters (S_j summed before dividing); None without them."""
+    windows = [(p.window_per_position, p.window_steps) for p in polls if p.ok]
+    survival = per_request.summed_survival(windows)
+    if not survival:
+        return None
+    steps = sum(s or 0 for pos, s in windows if pos)
+    return {"steps": steps, "share": per_request.accepted_per_step_from_survival(survival)}
 
 
 def batch_levels(

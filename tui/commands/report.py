@@ -12,7 +12,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from rich.console import Group
 from rich.table import Table
@@ -20,9 +20,8 @@ from rich.text import Text
 
 from collectors.errors import SpectopError
 from collectors.export import json_forms
-from collectors.fmt import num, pct, printable
-from collectors.recording.reader import is_recording, read_recording
-from collectors.recording.report import summarize_recording
+from collectors.fmt import printable
+from collectors.recording.reader import is_recording
 from collectors.sweep.codec import from_json, to_json
 from collectors.sweep.records import PairedSummary, Summary
 from collectors.sweep.sentences import arms_sentences, to_markdown, verdict_sentences
@@ -39,6 +38,7 @@ from collectors.sweep.tables import (
 from collectors.sweep.textfile import write_textfile
 from tui.commands import _common as opts
 from tui.commands import _report_ledger
+from tui.commands._report_recording import printable_json, report_recording
 
 R = TypeVar("R")
 
@@ -143,17 +143,6 @@ def printable_record(record: R) -> R:
     return clean
 
 
-def printable_json(value: Any) -> Any:
-    """A JSON value with every string in it, keys too, made printable."""
-    if isinstance(value, str):
-        return printable(value)
-    if isinstance(value, list):
-        return [printable_json(v) for v in value]
-    if isinstance(value, dict):
-        return {printable_json(k): printable_json(v) for k, v in value.items()}
-    return value
-
-
 def render_summary(summary: PairedSummary) -> Group:
     """Note 25's table (collectors/docs/note25.md), then what the ledger adds (collectors/docs/energy-ledger.md); flagged rows are coloured so nothing passes unseen."""
     return Group(
@@ -195,79 +184,3 @@ def verdict_lines(summary: PairedSummary) -> list[Text]:
             )
         )
     return lines
-
-
-def report_recording(args: argparse.Namespace) -> int:
-    """A recording's requests and its energy at each busy-slots level (table or JSON)."""
-    if args.format in ("csv", "markdown"):
-        raise SpectopError(
-            f"report on a recording prints a table or JSON, not {args.format}", "use --format table or json"
-        )
-    recording = read_recording(args.run_dir)
-    if recording.skipped:
-        more = f" and {len(recording.skipped) - 1} more" if len(recording.skipped) > 1 else ""
-        print(f"spectop report: skipped {printable(recording.skipped[0])}{more}", file=sys.stderr)
-    summary = printable_json(summarize_recording(recording))
-    if args.format == "json":
-        print(json_forms.dumps(summary, indent=2))
-        return 0
-    out = opts.console()
-    out.print(
-        Text(f"recording of {summary['server_url']}: {summary['duration_s']:.1f} s, {summary['polls']} polls")
-    )
-    out.print(recording_requests_table(summary["requests"]))
-    out.print(batch_levels_table(summary["batch_levels"]))
-    return 0
-
-
-REQUEST_COLUMNS = (
-    "request", "source", "tokens", "drafted", "accepted", "acceptance", "G", "tok/s", "mJ/token",
-    "TTFT ms", "gap p95", "gap p99",
-)  # fmt: skip
-
-
-def recording_requests_table(rows: list[dict[str, Any]]) -> Table:
-    table = Table(
-        title="requests (mJ/token: the meter's energy split by tokens; * shared with unseen traffic)"
-    )
-    for name in REQUEST_COLUMNS:
-        table.add_column(name, justify="left" if name in ("request", "source") else "right")
-    for r in rows:
-        mj = num(r["mj_per_token"], ".0f") + ("*" if r["shared"] and r["mj_per_token"] else "")
-        cells = (
-            r["request_id"],
-            r["source"],
-            num(r["tokens"], "d"),
-            num(r["drafted"], "d"),
-            num(r["accepted"], "d"),
-            pct(r["acceptance"], 1),
-            num(r["mean_advance"], ".2f"),
-            num(r["tok_s"], ".1f"),
-            mj,
-            num(r["ttft_ms"], ".0f"),
-            num(r["gap_p95_ms"], ".1f"),
-            num(r["gap_p99_ms"], ".1f"),
-        )
-        table.add_row(*(Text(c) for c in cells), style="red" if r["error"] else "")
-    return table
-
-
-def batch_levels_table(rows: list[dict[str, Any]]) -> Table:
-    table = Table(title="energy by batch level seen (busy slots: each poll window's mean concurrency)")
-    for name in ("busy slots", "time s", "joules", "tokens", "mJ/token"):
-        table.add_column(name, justify="right")
-    left_out = sum(r.get("windows_left_out", 0) for r in rows)
-    if left_out:
-        windows = "window" if left_out == 1 else "windows"
-        table.caption = f"{left_out} poll {windows} left out: the meter did not cover them"
-    for r in rows:
-        joules = num(r["energy_j"], ".1f") if r["energy_j"] is not None else "not covered"
-        cells = (
-            str(r["busy_slots"]),
-            num(r["time_s"], ".1f"),
-            joules,
-            str(r["tokens"]),
-            num(r["mj_per_token"], ".0f"),
-        )
-        table.add_row(*(Text(c) for c in cells))
-    return table
