@@ -39,6 +39,7 @@ from collectors.sweep.textfile import write_textfile
 from tui.commands import _common as opts
 from tui.commands import _report_ledger
 from tui.commands._report_recording import printable_json, report_recording
+from tui.commands._report_requests import per_request_view
 
 R = TypeVar("R")
 
@@ -108,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
         out.print(render_any(record))
         for line in any_verdict_lines(record):
             out.print(line)
+        out.print(per_request_view(rows))
     return 0
 
 
