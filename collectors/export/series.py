@@ -18,6 +18,7 @@ from collectors.fmt import printable
 from collectors.live.accounting import PowerPoint, RollingEnergy
 from collectors.live.verdict import curve_at, curve_ratio_at
 from collectors.meters import MeterInfo
+from collectors.requests.per_request import accepted_per_step_from_survival
 from collectors.servers.latency import QUANTILES, ServerLatency
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep.records import Summary
@@ -34,6 +35,9 @@ SERIES: dict[str, str] = {
     "spectop_mean_committed_advance": "tokens committed per verify step, every step counted (G), rolling window",
     "spectop_verified_width": "positions verified per step, rolling window",
     "spectop_survival_ratio": "share of verify steps whose accepted run reached the position (S_j), rolling window",
+    "spectop_verify_steps_accepted_ratio": (
+        "share of verify steps that accepted exactly `accepted` draft tokens (S_j - S_j+1), rolling window"
+    ),
     "spectop_requests_per_decode": "requests per target forward pass (the actual batch)",
     "spectop_power_watts": "power now, from the meter",
     "spectop_idle_power_watts": "idle baseline",
@@ -41,6 +45,7 @@ SERIES: dict[str, str] = {
     "spectop_meter_ok": "0 when the meter's joules over the window are no measurement (stuck, impossible)",
     "spectop_mj_per_token": "window joules over window tokens, gross",
     "spectop_net_mj_per_token": "window joules above idle over window tokens",
+    "spectop_tokens_per_joule": "window tokens over window joules, gross (1000 / spectop_mj_per_token)",
     "spectop_draft_energy_ratio": (
         "drafting over plain mJ/token at the current batch: source=live when the server drafts "
         "(live figure over the last sweep's plain curve), source=sweep when it does not (what drafting would do)"
@@ -149,6 +154,9 @@ def series(views: Sequence[FeedView], summary: Summary | None) -> Iterator[Metri
             gauge("spectop_verified_width", view, drafting.verified_width)
             for position, survival in enumerate(drafting.survival, start=1):
                 gauge("spectop_survival_ratio", view, survival, position=str(position))
+            if drafting.survival:  # the same steps as S_j: every step, drafted or not
+                for accepted, share in enumerate(accepted_per_step_from_survival(drafting.survival)):
+                    gauge("spectop_verify_steps_accepted_ratio", view, share, accepted=str(accepted))
         server_latency(view, gauge)
         gauge("spectop_requests_per_decode", view, view.batch)
         gauge("spectop_power_watts", view, view.power.power_w if view.power else None)
@@ -158,6 +166,8 @@ def series(views: Sequence[FeedView], summary: Summary | None) -> Iterator[Metri
             gauge("spectop_meter_ok", view, 0.0 if rolling.meter_problem else 1.0)
         gauge("spectop_mj_per_token", view, view.mj_per_token(rolling.mj_per_token))
         gauge("spectop_net_mj_per_token", view, view.mj_per_token(rolling.net_mj_per_token))
+        mj = view.mj_per_token(rolling.mj_per_token)
+        gauge("spectop_tokens_per_joule", view, 1000.0 / mj if mj else None)
         if (ratio := draft_energy_ratio(view, summary)) is not None:
             gauge("spectop_draft_energy_ratio", view, ratio[1], source=ratio[0])
     yield from families.values()

@@ -355,3 +355,23 @@ def test_the_servers_own_latency_cache_and_finish_reasons_are_served():
     assert by_server(scraped["spectop_server_prefix_cache_hit_ratio"]) == {"http://v": pytest.approx(0.5)}
     finished = {labels["reason"]: v for labels, v in scraped["spectop_server_finished_requests"]}
     assert finished == {"stop": 4.0}
+
+
+def test_verify_steps_by_tokens_accepted_and_tokens_per_joule():
+    # 10 polls of 10 steps, per poll 8 reached position 1, 4 position 2, 1 position 3: S = 0.8, 0.4,
+    # 0.1, so 20 % of steps accepted none, 40 % one, 30 % two, 10 % three (their sum is 1)
+    polls = snapshots(
+        "http://d", 50, drafting=True, window_steps=10, window_drafted=30, window_accepted=13,
+        window_per_position=(8, 4, 1),
+    )  # fmt: skip
+    # 35 W over 50 tokens a second: 700 mJ/token, so 1000 / 700 = 1.4286 tokens per joule
+    exporter = SpectopExporter(None, ConstantSampler(35.0, 10.0))
+    feed(exporter, 0, polls)
+    served = page(exporter)
+    shares = {labels["accepted"]: v for labels, v in served["spectop_verify_steps_accepted_ratio"]}
+    assert shares == {
+        "0": pytest.approx(0.2), "1": pytest.approx(0.4), "2": pytest.approx(0.3), "3": pytest.approx(0.1)
+    }  # fmt: skip
+    ((_, mj),) = served["spectop_mj_per_token"]
+    ((_, per_joule),) = served["spectop_tokens_per_joule"]
+    assert mj == pytest.approx(700.0, rel=1e-3) and per_joule == pytest.approx(1000 / 700, rel=1e-3)
