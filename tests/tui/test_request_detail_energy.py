@@ -3,6 +3,8 @@ verify steps by tokens accepted as text bars (issue 27 item 4)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from collectors.meters import MeterReading
 from collectors.requests import latency
 from collectors.requests.record import RequestRecord
@@ -101,3 +103,14 @@ async def test_a_request_the_meter_has_not_covered_has_no_energy_yet():
         (energy,) = [ln for ln in shown.splitlines() if ln.strip().startswith("energy ")]
         assert energy.split()[1:] == ["—"]
         assert "J·s" not in shown
+
+
+def test_a_logged_request_or_one_that_drafted_nothing_says_so_instead_of_bars():
+    # the server's log gives counts only: no events, so no bursts to read steps from
+    logged = dataclasses.replace(
+        drafted_record(), events=(), latency=latency.profile((), 10.0, drafting=True)
+    )
+    assert "the server's log" in accepted_per_step_lines(logged).plain
+    # a plain server's request: its steps are the server's and nothing was drafted
+    plain = dataclasses.replace(drafted_record(), draft_n=None, draft_n_accepted=None)
+    assert accepted_per_step_lines(plain).plain.splitlines()[1:] == ["nothing drafted"]
