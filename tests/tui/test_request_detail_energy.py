@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from collectors.meters import MeterReading
 from collectors.requests import latency
 from collectors.requests.record import RequestRecord
@@ -114,3 +116,24 @@ def test_a_logged_request_or_one_that_drafted_nothing_says_so_instead_of_bars():
     # a plain server's request: its steps are the server's and nothing was drafted
     plain = dataclasses.replace(drafted_record(), draft_n=None, draft_n_accepted=None)
     assert accepted_per_step_lines(plain).plain.splitlines()[1:] == ["nothing drafted"]
+
+
+@pytest.mark.parametrize(("width", "shown"), [(140, True), (100, False)])
+async def test_the_steps_bars_show_beside_the_figures_from_110_columns(width, shown):
+    # under 110 columns the bars would squeeze the figures into wrapped lines; the figures keep it all
+    app = SpectopApp(
+        Settings(server_url=synthetic.URL, poll=False),
+        FakeCollector(synthetic.snapshots()),
+        FakeSampler(synthetic.METER),
+    )
+    async with app.run_test(size=(width, 44)) as pilot:
+        app.add_records([drafted_record()])
+        table = app.query_one(RequestsTable)
+        await wait_until(pilot, lambda: "r1" in text_of(table))
+        table.focus()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, RequestDetail))
+        shown_text = "\n".join(text_of(w) for w in app.screen.query("Static") if w.size.height)
+        assert ("verify steps by tokens accepted" in shown_text) is shown
+        (tokens,) = [ln for ln in shown_text.splitlines() if "committed," in ln]
+        assert tokens.strip() == "tokens  120 committed, — prompt"  # one line, not wrapped

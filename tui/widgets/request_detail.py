@@ -141,8 +141,11 @@ class RequestDetail(ModalScreen[None]):
     #request-steps { width: 34; height: auto; }
     #request-plots { height: 1fr; min-height: 8; }
     #request-plots > PlotextPlot { width: 1fr; }
+    RequestDetail.-narrow #request-steps { display: none; }
     """
     BINDINGS = [("escape", "app.pop_screen", "Close")]
+    # under 110 columns the steps' bars would squeeze the figures into wrapping: the figures keep the width
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
 
     def __init__(self, record: RequestRecord, share: Attribution | None) -> None:
         super().__init__()
