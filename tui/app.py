@@ -21,11 +21,10 @@ from textual.worker import Worker, WorkerState
 
 from collectors.fmt import num, pct, printable
 from collectors.meters import Sampler
-from collectors.requests.proxy_record import with_busy
 from collectors.servers.server_log import LogRecords
 from collectors.sweep.events import IdleMeasured, PointDone, SweepEnded
 from collectors.sweep.request import SavedRun, SweepRequest
-from tui import messages, workers
+from tui import messages, routing, workers
 from tui.config import Settings
 from tui.fleet import Fleet, WatchedServer
 from tui.live_paint import LivePainter
@@ -172,8 +171,7 @@ class SpectopApp(App[None]):
     def on_proxy_request_recorded(self, message: messages.ProxyRequestRecorded) -> None:
         # a log row of the same request is left out when it comes (LogRecords.new_records): the
         # log reader holds its rows past their end, so this record, which has gap tails, is first
-        r = message.record
-        self.add_records([with_busy(r, self.state.ledger.busy_slots_during(r.t_send_s, r.t_done_s))])
+        self.add_records([routing.with_fleet_busy(self.fleet, message.record)])
 
     def on_sweep_progressed(self, message: messages.SweepProgressed) -> None:
         if not self.screen_stack:

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from collectors.errors import SpectopError
 from collectors.requests.listen import ListenAddress
+from collectors.requests.router import RoutePlan
 from collectors.servers import check_url
 from collectors.sweep.plan import SweepPlan, quick
 
@@ -45,6 +46,7 @@ class Settings:
     server_log: str | None = None  # a llama-server log file to follow, or "-" (a pipe on stdin)
     server_log_fd: int | None = None  # the pipe's descriptor, once stdin is the terminal again
     proxy: ListenAddress | None = None  # --proxy: where the capture proxy listens
+    route: RoutePlan | None = None  # --route-by-batch: the proxy routes to a plain and a drafting server
     server_argv: tuple[str, ...] = ()  # the command spectop started the watched server with (watch)
     poll: bool = True  # off in snapshot tests: data then only arrives as posted messages
 

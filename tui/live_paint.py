@@ -15,6 +15,7 @@ from collectors.live.accounting import TOK_S_WINDOW_S
 from collectors.live.verdict import void_warning, with_void
 from tui.config import Settings
 from tui.fleet import Fleet
+from tui.routing import route_line
 from tui.screens.dashboard import DashboardScreen
 
 LIVE_REPAINT_S = 1.0  # the least time between two repaints of power and energy by meter reads
@@ -38,6 +39,8 @@ class LivePainter:
         self.painted_s: float | None = None  # when power and energy were last repainted
         self.stale = False  # the state holds readings the power and energy panels do not show yet
         self.log_state: tuple[str, bool] | None = None  # the server log's reader (--server-log)
+        if settings.route is not None:  # said where the log's reader would be: routing takes no log
+            self.log_state = (route_line(settings.route, settings), False)
         self.warned: str | None = None  # the void-draft warning last told in a notification
 
     def void(self) -> str | None:

@@ -38,6 +38,9 @@ class LiveState:
         self.paused = False
         self.slot_tok_s: dict[int, float] = {}  # busy slot -> tokens/s since the previous poll
         self.keeper: LedgerWriter | None = None  # writes the energy ledger (--ledger), where kept
+        self.count_unseen = (
+            True  # the server's token counts tell unseen traffic (not when routed: tui/routing.py)
+        )
 
     @property
     def records(self) -> OrderedDict[str, RequestRecord]:
@@ -77,7 +80,7 @@ class LiveState:
 
         True when a figure changed (the requests table needs them again).
         """
-        return self.book.settle(self.ledger.power, self.ledger.snapshots)
+        return self.book.settle(self.ledger.power, self.ledger.snapshots if self.count_unseen else ())
 
     def attribution(self) -> Mapping[str, Attribution]:
         """Each record's share of the meter's energy, settled first."""

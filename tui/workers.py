@@ -179,7 +179,7 @@ def run_proxy(settings: Settings, post: Post, stopped: Stopped) -> None:
     def recorded(record: RequestRecord) -> None:
         post(messages.ProxyRequestRecorded(record))
 
-    serve(settings.server_url, sock, recorded, stopped)
+    serve(settings.server_url, sock, recorded, stopped, route=settings.route, api_key=settings.api_key)
 
 
 def sweep(

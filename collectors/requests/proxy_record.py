@@ -46,6 +46,7 @@ class Capture:
 
     def __init__(self, server_url: str, path: str, t_send_s: float, request_body: bytes) -> None:
         self.server_url, self.path, self.t_send_s = server_url, path, t_send_s
+        self.tag = TAG  # routed: `proxy:draft:3` (collectors/requests/router.py `Choice.tag`)
         self.native = path in registry.native_paths()  # a dialect's own route, not OpenAI's
         self.reader = registry.path_reader(path)
         self.state = streams.StreamState(model=_model_of(request_body))
@@ -104,7 +105,7 @@ class Capture:
         elif not self._stream and state.committed_tokens is not None:
             state.done = True  # one JSON answer: complete once read
         return record_of(
-            state, f"p{next(_ids)}", self.server_url, self.path, self.t_send_s, t_done_s, [], TAG
+            state, f"p{next(_ids)}", self.server_url, self.path, self.t_send_s, t_done_s, [], self.tag
         )
 
     def _line(self, t_s: float, line: str) -> None:

@@ -6,7 +6,8 @@ requests to the server with the user's key); a bad spec or a port already taken 
 thread and event loop, so the dashboard's repaints never delay a forwarded chunk; uvicorn logs
 nothing (its access log would print on the dashboard's screen) and adds no Server or Date header
 of its own (the server's pass through); on stop, requests still streaming get `GRACE_S` to end,
-then are cancelled, which cancels their upstream requests.
+then are cancelled, which cancels their upstream requests. Routed (`route`, a RoutePlan), the
+servers' busy slots are polled on the proxy's loop beside it (collectors/requests/router.py).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import asyncio
 import logging
 import socket
 import threading
+import time
 from collections.abc import Callable
 from types import TracebackType
 
@@ -25,6 +27,7 @@ from collectors.requests.listen import PROXY_FIX, ListenAddress, bind
 from collectors.requests.proxy import CaptureProxy
 from collectors.requests.proxy_guard import GuardedH11Protocol
 from collectors.requests.record import RequestRecord
+from collectors.requests.router import BatchRouter, RoutePlan, poll_busy
 
 GRACE_S = 1  # seconds (uvicorn takes whole seconds)
 STOP_POLL_S = 0.1
@@ -62,9 +65,13 @@ def serve(
     on_record: Callable[[RequestRecord], None],
     should_stop: Callable[[], bool],
     started: threading.Event | None = None,
+    route: RoutePlan | None = None,
+    api_key: str | None = None,
 ) -> None:
-    """Run the proxy on the bound `sock`, on this thread, until `should_stop()`."""
-    app = CaptureProxy(server_url, on_record)
+    """Run the proxy on the bound `sock`, on this thread, until `should_stop()`; routed by `route`
+    (to its plain and drafting servers only), else to `server_url`."""
+    router = BatchRouter(route, time.monotonic) if route is not None else None
+    app = CaptureProxy(route.draft_url if route else server_url, on_record, router=router)
     server = make_server(app)
 
     async def run() -> None:
@@ -76,10 +83,13 @@ def serve(
             server.should_exit = True
 
         watcher = asyncio.ensure_future(watch())
+        busy = asyncio.ensure_future(poll_busy(router, api_key, should_stop)) if router else None
         try:
             await server.serve(sockets=[sock])
         finally:
             watcher.cancel()
+            if busy is not None:
+                busy.cancel()
             await app.client.aclose()
 
     try:
@@ -94,9 +104,13 @@ class ProxyServer:
     Port 0 picks a free port; `url` says which."""
 
     def __init__(
-        self, server_url: str, address: ListenAddress, on_record: Callable[[RequestRecord], None]
+        self,
+        server_url: str,
+        address: ListenAddress,
+        on_record: Callable[[RequestRecord], None],
+        route: RoutePlan | None = None,
     ) -> None:
-        self.server_url, self.on_record = server_url, on_record
+        self.server_url, self.on_record, self.route = server_url, on_record, route
         self.address = address
         self._stop = threading.Event()
         self._started = threading.Event()
@@ -111,7 +125,7 @@ class ProxyServer:
         self.address = ListenAddress(self.address.host, sock.getsockname()[1])
         self._thread = threading.Thread(
             target=serve,
-            args=(self.server_url, sock, self.on_record, self._stop.is_set, self._started),
+            args=(self.server_url, sock, self.on_record, self._stop.is_set, self._started, self.route),
             name="spectop-proxy",
             daemon=True,
         )

@@ -27,6 +27,7 @@ from collectors.servers import check_url, registry
 from collectors.servers.auto import AutoCollector
 from tui.commands import _common as opts
 from tui.commands import _report_ledger
+from tui.commands.route_options import add_route_option, route_plan
 from tui.config import ServerSpec, Settings, at_most, read_fleet, short_name, unique
 
 if TYPE_CHECKING:
@@ -51,7 +52,9 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="a TOML file of servers to watch: [[server]] tables with name, url and meter",
     )
-    opts.add_options(parser, "server-log", "proxy", "record")
+    opts.add_options(parser, "server-log", "proxy")
+    add_route_option(parser)
+    opts.add_options(parser, "record")
     opts.add_arm_options(parser, "sweep arms (prefill the sweep dialog)")
     opts.add_options(parser, "interval", "results", "api-key")
     _report_ledger.add_keep_options(parser)
@@ -197,7 +200,24 @@ def run_app(app) -> int:
     return app.return_code or 0
 
 
+def run_routed(settings: Settings, meter_spec: str, ledger: EnergyStore | None = None) -> int:
+    """The routing proxy's dashboard: the drafting and the plain server, one meter between them."""
+    from tui.app import SpectopApp
+    from tui.routing import routed_servers
+
+    assert settings.proxy is not None
+    check_port(settings.proxy)
+    with sampling(meter_spec) as sampler:
+        app = SpectopApp(settings, None, None, fleet=routed_servers(settings, sampler))
+        with _report_ledger.kept(ledger, app.fleet.servers):
+            return run_app(app)
+
+
 def run(args: argparse.Namespace) -> int:
+    route = route_plan(args)
+    if route is not None:
+        settings = dataclasses.replace(settings_from(args), server_url=route.draft_url, route=route)
+        return run_routed(settings, args.meter[0], _report_ledger.open_store(args))
     servers = servers_from(args)
     settings = settings_from(args)
     if len(servers) > 1:

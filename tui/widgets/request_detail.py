@@ -21,6 +21,7 @@ from collectors.fmt import num, pct
 from collectors.requests.latency import chunk_gaps_ms
 from collectors.requests.per_request import accepted_per_step_from_bursts, request_energy
 from collectors.requests.record import RequestRecord
+from collectors.requests.router import parse_tag
 from tui.widgets.figures import count_bars
 
 HISTOGRAM_BINS = 20
@@ -34,7 +35,7 @@ def detail_lines(r: RequestRecord, share: Attribution | None) -> list[tuple[str,
     elif share and share.unseen_tokens and share.mj_per_token is not None:
         mj += f" (other traffic's {share.unseen_tokens:,.0f} tokens meanwhile took their share)"
     return [
-        ("source", r.tag or "client"),
+        ("source", source_line(r)),
         ("model", r.model or "—"),
         ("route", r.route),
         ("tokens", f"{num(r.committed_tokens, 'd')} committed, {num(r.prompt_tokens, 'd')} prompt"),
@@ -91,6 +92,16 @@ def accepted_per_step_lines(r: RequestRecord) -> Text:
         out.append("\n")
     out.append("(from stream bursts)", style="dim")
     return out
+
+
+def source_line(r: RequestRecord) -> str:
+    """Who sent it; routed by batch, which server served it, at what batch, and why when not the
+    batch's own choice."""
+    routed = parse_tag(r.tag)
+    if routed is None:
+        return r.tag or "client"
+    note = f"; {routed.note}" if routed.note else ""
+    return f"proxy, served by {routed.name} ({r.server_url}) joining batch {routed.batch}{note}"
 
 
 class GapHistogram(PlotextPlot):

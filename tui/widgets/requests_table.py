@@ -1,7 +1,8 @@
 """One row per request spectop can see: its own probes and sweep requests, the requests the server's
 log reported (`--server-log`), and the server's slots. The `who` column says where a row came from:
 `probe`/`sweep` (spectop's own), `log s<slot>` (the server's log), `proxy` (a client's request through
-`--proxy`, which has gap tails) or `server` (a live slot).
+`--proxy`, which has gap tails; `proxy→draft`/`proxy→plain` when routed by batch, yellow where the
+other server was down) or `server` (a live slot).
 Enter on a request's row opens its detail (tui/widgets/request_detail.py)."""
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from textual.widgets.data_table import ColumnKey, RowKey
 from collectors.energy.attribution import Attribution
 from collectors.fmt import MISSING, num, pct
 from collectors.requests.record import RequestRecord
+from collectors.requests.router import parse_tag
 from collectors.servers.snapshot import ServerSnapshot
 
 COLUMNS = (
@@ -85,8 +87,10 @@ class RequestsTable(DataTable):
         source, _, detail = r.tag.partition(":")
         if source == "log":  # the server's log: which slot served it
             who = Text(f"log s{detail.removeprefix('slot ')}", style="green")
-        elif source == "proxy":  # a client's request through --proxy
-            who = Text("proxy", style="red" if r.error else "blue")
+        elif source == "proxy":  # a client's request through --proxy; routed: the server that served it
+            routed = parse_tag(r.tag)
+            style = "red" if r.error else "yellow" if routed and routed.note else "blue"
+            who = Text(f"proxy→{routed.name}" if routed else "proxy", style=style)
         else:
             who = Text(source or "client", style="red" if r.error else "")
         return [
