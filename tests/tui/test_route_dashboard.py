@@ -19,10 +19,12 @@ from collectors.simulator.simulator import Simulator
 from tests.support import synthetic
 from tests.support.dashboard import FakeSampler, text_of, wait_until
 from tui.app import SpectopApp
+from tui.cli import main
 from tui.commands import dashboard
 from tui.commands.route_options import route_plan
 from tui.config import Settings
 from tui.routing import routed_servers
+from tui.widgets.request_detail import detail_lines
 from tui.widgets.requests_table import RequestsTable
 from tui.widgets.source_bar import SourceBar
 
@@ -112,8 +114,22 @@ async def test_the_requests_tab_says_which_server_served_each_routed_request() -
             ]
             assert sorted(r.committed_tokens for r in app.state.records.values()) == [8, 8, 300]
             assert (
-                "routing " + address.url + ": draft below batch 2, plain from it (batch 2 given)"
+                "proxy routing " + address.url + ": draft below batch 2, plain from it (batch 2 given)"
                 in " ".join(text_of(app.query_one(SourceBar)).split())
             )
             app.fleet.select(1)  # the plain server shown: the same routed requests
             assert len(app.fleet.state.records) == 3
+
+
+def test_a_routed_requests_detail_says_which_server_served_it_and_why() -> None:
+    rerouted = synthetic.record(request_id="p1", tag="proxy:plain:1:draft down")
+    said = dict(detail_lines(rerouted, None))["source"]
+    assert said == f"proxy, served by plain ({synthetic.URL}) joining batch 1; draft down"
+    assert dict(detail_lines(synthetic.record(tag="proxy"), None))["source"] == "proxy"
+
+
+def test_watch_starts_one_server_and_says_how_to_route_instead(capsys) -> None:
+    assert main(["watch", "--route-by-batch", "4", "--", "llama-server", "-m", "t.gguf"]) == 2
+    err = capsys.readouterr().err
+    assert "spectop watch starts one server, and --route-by-batch routes between two" in err
+    assert "spectop --plain URL --draft URL --proxy 8081 --route-by-batch RESULTS|B" in err

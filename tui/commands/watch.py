@@ -23,6 +23,7 @@ from collectors.requests.listen import check_port
 from collectors.servers import registry
 from tui.commands import _common as opts
 from tui.commands import _report_ledger, dashboard
+from tui.commands.route_options import ROUTE_EXAMPLE, add_route_option
 from tui.config import Settings
 
 NAME = "watch"
@@ -36,6 +37,7 @@ DESCRIPTION = (
 
 def add_options(parser: argparse.ArgumentParser) -> None:
     opts.add_options(parser, "meter", "interval", "results", "api-key", "proxy", "record")
+    add_route_option(parser)  # refused here with the command that routes: watch starts one server
     _report_ledger.add_keep_options(parser)
     parser.add_argument("server_cmd", nargs=argparse.REMAINDER, metavar="-- CMD", help="the server command")
 
@@ -77,6 +79,11 @@ def watch_settings(server: ServerProcess, args: argparse.Namespace) -> Settings:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.route_by_batch is not None:
+        raise SpectopError(
+            "spectop watch starts one server, and --route-by-batch routes between two",
+            f"start a plain and a drafting server, then: {ROUTE_EXAMPLE}",
+        )
     argv = server_argv(args)
     if args.proxy:
         check_port(args.proxy)  # before the server starts: a taken port stops nothing half-started

@@ -127,7 +127,7 @@ class SourceBar(Static):
             out.append(Text(f"⚠ meter: {v.meter_error}", style="red"))
         if v.log_state is not None:
             text, problem = v.log_state
-            out.append(
-                Text(f"⚠ server log: {text}", style="red") if problem else line(("server log ", "dim"), text)
-            )
+            # a routing proxy's line takes the log's place (tui/routing.py: routing follows no log)
+            label = "proxy " if text.startswith("routing ") else "server log "
+            out.append(Text(f"⚠ server log: {text}", style="red") if problem else line((label, "dim"), text))
         return out
