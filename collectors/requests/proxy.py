@@ -116,12 +116,19 @@ class CaptureProxy:
         exchange = Exchange(scope, upload, capture)
         if self.router is not None:  # a generation joins the batch; a page is the drafting server's
             exchange.choice = self.router.choose() if capture else Choice(DRAFT, 0)
-            self.router.started(exchange.choice.name)  # counted now: the next arrival sees it
+            exchange.counted = capture is not None
+            if exchange.counted:
+                self.router.started(exchange.choice.name)  # counted now: the next arrival sees it
         try:
             await self._exchange(send, receive, exchange)
         finally:
-            if self.router is not None and exchange.choice is not None:
-                self.router.finished(exchange.choice.name)
+            self._release(exchange)
+
+    def _release(self, exchange: Exchange) -> None:
+        """The request leaves the live batch (once): as its answer ends, or as it fails."""
+        if self.router is not None and exchange.choice is not None and exchange.counted:
+            exchange.counted = False
+            self.router.finished(exchange.choice.name)
 
     async def _exchange(self, send: Send, receive: Receive, exchange: Exchange) -> None:
         upload, capture = exchange.upload, exchange.capture
@@ -186,9 +193,11 @@ class CaptureProxy:
                 self.router.mark_down(choice.name)
                 if choice.note:  # this was the fallback already
                     raise BothDown(self.router.plan) from None
-                self.router.finished(choice.name)
+                if exchange.counted:
+                    self.router.finished(choice.name)
                 choice = exchange.choice = self.router.other(choice)
-                self.router.started(choice.name)
+                if exchange.counted:
+                    self.router.started(choice.name)
 
     async def _forward(self, send: Send, exchange: Exchange) -> str | None:
         """Send the request and pass the answer back; a broken exchange's error, else None."""
@@ -224,6 +233,7 @@ class CaptureProxy:
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
                 if capture is not None:
                     capture.chunk(t_s, chunk)
+            self._release(exchange)  # before the client learns it ended: its next request sees it gone
             await send({"type": "http.response.body", "body": b"", "more_body": False})
             return None
         except httpx.HTTPError as exc:
@@ -240,6 +250,7 @@ class Exchange:
     def __init__(self, scope: Scope, upload: Upload, capture: Capture | None) -> None:
         self.scope, self.upload, self.capture = scope, upload, capture
         self.choice: Choice | None = None
+        self.counted = False  # in the router's live batch (a generation, until its answer ends)
 
 
 class BothDown(Exception):

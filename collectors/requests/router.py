@@ -5,7 +5,7 @@ the plain server at or above it. For a server that cannot switch drafting off pe
 
 The live batch is the requests in flight through the proxy, plus those the servers run that the
 proxy did not send: their busy slots, polled (`poll_busy`), less the proxy's own in flight at the
-poll. A request joining it makes it one more: with the crossover at 3.26, batches 1 to 3 draft and
+poll, seen by two polls in a row. A request joining it makes it one more: with the crossover at 3.26, batches 1 to 3 draft and
 the fourth request in flight goes to plain. The crossover is a sweep's (where the energy ratio rises
 through 1.0, collectors/sweep/rule.py `Crossover.batch_at_1`) or a batch given.
 
@@ -113,7 +113,8 @@ class BatchRouter:
         self.plan = plan
         self.clock = clock
         self.in_flight = {DRAFT: 0, PLAIN: 0}
-        self.others = 0  # requests the servers ran at the last poll that the proxy did not send
+        self.others = 0  # requests the servers ran at the last two polls that the proxy did not send
+        self._others_polled = 0  # at the last poll alone
         self.down_until_s = {DRAFT: float("-inf"), PLAIN: float("-inf")}
 
     @property
@@ -142,7 +143,6 @@ class BatchRouter:
 
     def started(self, name: str) -> None:
         self.in_flight[name] += 1
-        self.down_until_s[name] = float("-inf")
 
     def finished(self, name: str) -> None:
         self.in_flight[name] -= 1
@@ -152,8 +152,10 @@ class BatchRouter:
 
         `own_before`: the proxy's own in flight when the poll was sent; a request of its own that
         ended (or began) while the poll was under way may be among the busy, so the larger count is
-        taken off."""
-        self.others = max(0, busy - max(own_before, sum(self.in_flight.values())))
+        taken off. Others count once two polls in a row see them: a server frees a slot a moment
+        after its answer's end, which one poll can see as a request the proxy did not send."""
+        polled = max(0, busy - max(own_before, sum(self.in_flight.values())))
+        self.others, self._others_polled = min(polled, self._others_polled), polled
 
 
 async def poll_busy(router: BatchRouter, api_key: str | None, stopped: Callable[[], bool]) -> None:

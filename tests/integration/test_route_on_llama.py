@@ -2,8 +2,8 @@
 
 With the crossover at batch 3, a request joining a batch of 1 or 2 goes to the drafting server and
 one joining 3 or more to plain. Waves of 1 to 5 requests held in flight together are sent through
-the proxy; the truths are worked out from the waves alone: in a wave of n sent one after another,
-the k-th (k = 1..n) joins a batch of k, so a wave of 5 sends 2 to draft and 3 to plain. Each
+the proxy, each sent once the one before it streams; the truths are worked out from the waves
+alone: in a wave of n, the k-th (k = 1..n) joins a batch of k, so a wave of 5 sends 2 to draft and 3 to plain. Each
 server's own /metrics counts the requests it served, which must be the router's count for it; every
 text is the target's own greedy text, as the plain server gives it directly.
 """
@@ -38,26 +38,34 @@ def requests_total(url: str) -> float:
     return float(found[1])
 
 
-def complete(url: str, prompt: str, n_predict: int) -> str:
+def complete(url: str, prompt: str, n_predict: int, first: threading.Event | None = None) -> str:
+    """The streamed text; `first` is set when its first token arrives (the request is in flight)."""
     body = {"prompt": prompt, "n_predict": n_predict, "temperature": 0, "ignore_eos": True, "stream": True}
-    answer = httpx.post(url + "/completion", json=body, timeout=120, trust_env=False)
-    answer.raise_for_status()
-    events = [json.loads(line[6:]) for line in answer.text.splitlines() if line.startswith("data: {")]
+    events = []
+    with httpx.Client(timeout=120, trust_env=False) as client:
+        with client.stream("POST", url + "/completion", json=body) as answer:
+            answer.raise_for_status()
+            for line in answer.iter_lines():
+                if line.startswith("data: {"):
+                    events.append(json.loads(line[6:]))
+                    if first is not None:
+                        first.set()
     return "".join(e.get("content", "") for e in events)
 
 
-def wave(url: str, n: int, records: list[RequestRecord]) -> list[str]:
-    """n requests, each sent once the one before is recorded by the proxy as routed (in flight)."""
+def wave(url: str, n: int) -> list[str]:
+    """n requests, each sent once the one before has streamed its first token (it is in flight)."""
     texts: list[str] = [""] * n
     threads = []
     for k in range(n):
         tokens = LONG_TOKENS if k < n - 1 else 16
+        first = threading.Event()
         thread = threading.Thread(
-            target=lambda k=k, t=tokens: texts.__setitem__(k, complete(url, PROMPTS[k % 3], t))
+            target=lambda k=k, t=tokens, f=first: texts.__setitem__(k, complete(url, PROMPTS[k % 3], t, f))
         )
         thread.start()
         threads.append(thread)
-        time.sleep(0.3)  # the request reaches the proxy (a loopback hop) before the next is sent
+        assert first.wait(60)
     for thread in threads:
         thread.join()
     return texts
@@ -73,7 +81,7 @@ def test_every_request_lands_on_the_server_its_batch_says_with_the_targets_own_t
     plan = RoutePlan(plain.url, draft.url, 3.0, "batch 3 given")
     before = {s.url: requests_total(s.url) for s in (plain, draft)}
     with ProxyServer(draft.url, LOCAL, records.append, route=plan) as proxy:
-        texts = [wave(proxy.url, n, records) for n in (1, 2, 5)]
+        texts = [wave(proxy.url, n) for n in (1, 2, 5)]
         for _ in range(100):
             if len(records) == 8:
                 break

@@ -34,13 +34,21 @@ def test_requests_draft_until_the_batch_they_join_reaches_the_crossover() -> Non
 def test_requests_the_servers_run_that_the_proxy_did_not_send_count_in_the_batch() -> None:
     router = BatchRouter(PLAN, ManualClock())
     router.started(router.choose().name)
-    router.observe_busy(4)  # 4 busy slots, 1 of them the proxy's: 3 others
+    router.observe_busy(4)  # 4 busy slots, 1 of them the proxy's: 3 others, once a second poll agrees
+    assert router.live_batch == 1
+    router.observe_busy(3)  # 2 others at both polls: 1 + 2 in flight, a new one joins 4
+    assert router.live_batch == 3 and router.choose() == Choice("plain", 4)
+    router.observe_busy(4)  # 3 others now, 2 at the poll before
+    assert router.live_batch == 3
+    router.observe_busy(4)
     assert router.live_batch == 4 and router.choose() == Choice("plain", 5)
     router.observe_busy(0)  # a slot not busy yet (prefill queued): never fewer than the proxy's own
     assert router.live_batch == 1 and router.choose() == Choice("draft", 2)
     router.finished("draft")  # it ended while a poll was under way, which still saw it busy
     router.observe_busy(1, own_before=1)
     assert router.live_batch == 0 and router.choose() == Choice("draft", 1)
+    router.observe_busy(1)  # its slot freed a moment after its end: one poll alone sees it
+    assert router.live_batch == 0
 
 
 def test_a_server_that_refused_is_passed_over_until_it_is_tried_again() -> None:
