@@ -120,7 +120,7 @@ class SpectopApp(App[None]):
     def on_server_polled(self, message: messages.ServerPolled) -> None:
         if not self.screen_stack:
             return  # torn down: a late message has nowhere to go
-        if self.recorder:
+        if self.recorder and message.server == 0:  # routed: the drafting server's polls (tui/routing.py)
             self.recorder.poll(message.snapshot)
         self.fleet.servers[message.server].state.add_snapshot(message.snapshot)
         if message.server != self.fleet.selected:
@@ -134,7 +134,7 @@ class SpectopApp(App[None]):
             return
         server = self.fleet.servers[message.server]
         changed_error = message.error != server.meter_error
-        if self.recorder and (message.readings or changed_error):
+        if self.recorder and message.server == 0 and (message.readings or changed_error):
             self.recorder.meter(message.readings, message.error)
         for reading in message.readings:
             server.state.add_reading(reading)

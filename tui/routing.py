@@ -10,8 +10,9 @@ Pitfalls handled: the meter sees both servers, so every routed request is in one
 shared by the two states: a request's joules are the meter's split over all requests in flight on
 either server, never each server's book charging its own requests the other's energy too. That
 book reads no one server's token counts as "unseen traffic" (the other server's requests would
-look unseen to one, and its own to the other): traffic spectop did not route is told from both
-servers' busy slots summed, poll by poll (the `*` of the mJ/token cell).
+look unseen to one; tui/state.py stops reading them once a routed record comes): traffic spectop
+did not route is told from both servers' busy slots summed, poll by poll (the `*` of the mJ/token
+cell).
 """
 
 from __future__ import annotations
@@ -38,7 +39,6 @@ def routed_servers(settings: Settings, sampler: Sampler | None) -> list[WatchedS
         collector = AutoCollector(url, api_key=settings.api_key)
         server = WatchedServer.of(url, collector, sampler, settings.energy_window_s, name=name)
         server.state.book = book
-        server.state.count_unseen = False
         servers.append(server)
     return servers
 

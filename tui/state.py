@@ -16,6 +16,7 @@ from collectors.live.accounting import HISTORY, LiveLedger
 from collectors.live.verdict import LiveEnergy, live_energy
 from collectors.meters import MeterInfo, MeterReading
 from collectors.requests.record import RequestRecord
+from collectors.requests.router import parse_tag
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep.records import Summary
 
@@ -73,6 +74,8 @@ class LiveState:
             self.keeper.flush(self.ledger)
 
     def add_record(self, record: RequestRecord) -> None:
+        if parse_tag(record.tag) is not None:  # routed: the book holds two servers' requests, and
+            self.count_unseen = False  # one server's counts cannot tell what neither was sent
         self.book.add(record)  # its figure, and those of the records it overlaps, on the next settle
 
     def settle_attribution(self) -> bool:

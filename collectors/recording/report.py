@@ -29,6 +29,7 @@ from collectors.meters import MeterReading
 from collectors.recording.reader import MeterEntry, Recording, RequestsEntry
 from collectors.requests import per_request
 from collectors.requests.record import RequestRecord
+from collectors.requests.router import parse_tag
 from collectors.servers.snapshot import ServerSnapshot
 
 RECORDING_SUMMARY_SCHEMA = "spectop.recording_summary/1"
@@ -65,11 +66,14 @@ def request_rows(
     book = AttributionBook(max_records=len(records) + 1)
     for record in records:
         book.add(record)
-    book.settle(readings, polls)  # traffic the recording has no record of takes its share, as live
+    # traffic the recording has no record of takes its share, as live; routed, the polls are one
+    # server's of two, which cannot tell it (tui/routing.py)
+    book.settle(readings, () if any(parse_tag(r.tag) for r in records) else polls)
     rows = []
     for r in records:
         share = book.results.get(r.request_id)
-        source = r.tag.partition(":")[0] or "client"
+        routed = parse_tag(r.tag)
+        source = f"proxy→{routed.name}" if routed else r.tag.partition(":")[0] or "client"
         covered_j = share.energy_j if share and share.covered else None
         energy = per_request.request_energy(covered_j, r.committed_tokens, r.duration_s)
         rows.append(

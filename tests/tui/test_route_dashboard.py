@@ -13,6 +13,7 @@ import pytest
 
 from collectors.errors import SpectopError
 from collectors.launch.process import free_port
+from collectors.recording.writer import Recorder
 from collectors.requests.listen import ListenAddress
 from collectors.requests.router import RoutePlan
 from collectors.simulator.simulator import Simulator
@@ -46,7 +47,7 @@ def test_routing_takes_a_proxy_and_two_running_servers() -> None:
         r"needs a running plain and drafting server \(--plain URL --draft URL\)": given[:2] + given[4:],
         "--plain-cmd/--draft-cmd start none": [*given, "--plain-cmd", "llama-server -m t.gguf"],
         "--server/--config is not taken": [*given, "--server", PLAIN],
-        "--record follows one server": [*given, "--record", "x.jsonl"],
+        "--server-log follows one server's log": [*given, "--server-log", "x.log"],
         "share one --meter": [*given, "--meter", "nvml", "--meter", "rapl"],
         "--plain and --draft are both": [*given[:4], "--draft", PLAIN, "--route-by-batch", "4"],
     }
@@ -66,10 +67,13 @@ def test_one_meter_under_both_servers_is_split_once_over_all_their_requests() ->
     plain.state.add_record(on_plain)
     for reading in synthetic.readings():
         draft.state.add_reading(reading)
+    for poll in synthetic.snapshots():  # the drafting server's own counts: 4 busy slots' tokens
+        draft.state.add_snapshot(poll)
     shares = plain.state.attribution()  # the plain server's state sees both requests
     assert set(shares) == {"d1", "q1"} and shares is draft.state.attribution()
     # 40 W until 101 s, and the two requests overlap: the meter's joules from the first send to
-    # the last end, once, are all theirs (each server's own book would have charged both the whole)
+    # the last end, once, are all theirs (each server's own book would have charged both the whole,
+    # and one server's counts would have given a share to traffic that was the other's requests)
     end_s = max(on_draft.t_done_s, on_plain.t_done_s)
     assert end_s < 101.0
     assert sum(a.energy_j for a in shares.values()) == pytest.approx(40.0 * (end_s - 100.2), rel=1e-6)
@@ -82,12 +86,15 @@ async def stream(client: httpx.AsyncClient, url: str, n_predict: int) -> None:
             pass
 
 
-async def test_the_requests_tab_says_which_server_served_each_routed_request() -> None:
+async def test_the_requests_tab_and_a_recording_say_which_server_served_each_routed_request(
+    tmp_path, capsys
+) -> None:
     with Simulator(seed=0, speedup=2) as sim:
         address = ListenAddress("127.0.0.1", free_port())
         plan = RoutePlan(sim.plain_url, sim.draft_url, 2.0, "batch 2 given")
         settings = Settings(server_url=sim.draft_url, poll=False, proxy=address, route=plan)
-        app = SpectopApp(settings, None, None, fleet=routed_servers(settings, None))
+        recorder = Recorder(tmp_path / "routed.jsonl", server_url=sim.draft_url, meter=None)
+        app = SpectopApp(settings, None, None, fleet=routed_servers(settings, None), recorder=recorder)
         async with app.run_test(size=(140, 42)) as pilot:
             async with httpx.AsyncClient(trust_env=False, timeout=60) as client:
                 for _ in range(100):  # the proxy's thread is listening soon after mount
@@ -119,6 +126,10 @@ async def test_the_requests_tab_says_which_server_served_each_routed_request() -
             )
             app.fleet.select(1)  # the plain server shown: the same routed requests
             assert len(app.fleet.state.records) == 3
+    recorder.close()
+    assert main(["report", str(tmp_path / "routed.jsonl")]) == 0
+    said = capsys.readouterr().out
+    assert said.count("proxy→draft") == 2 and said.count("proxy→plain") == 1
 
 
 def test_a_routed_requests_detail_says_which_server_served_it_and_why() -> None:

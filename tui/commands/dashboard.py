@@ -146,7 +146,14 @@ def run_dashboard(
                 title=settings.title,
                 secrets=recording_secrets(settings),
             )
-        app = SpectopApp(settings, collector, sampler, on_sweep=on_sweep, recorder=recorder, on_idle=on_idle)
+        fleet: list = []
+        if settings.route is not None:  # the routing proxy's two servers, on this one meter
+            from tui.routing import routed_servers
+
+            fleet = routed_servers(settings, sampler)
+        app = SpectopApp(
+            settings, collector, sampler, on_sweep=on_sweep, recorder=recorder, on_idle=on_idle, fleet=fleet
+        )
         try:
             with _report_ledger.kept(ledger, app.fleet.servers):
                 return run_app(app)
@@ -200,24 +207,14 @@ def run_app(app) -> int:
     return app.return_code or 0
 
 
-def run_routed(settings: Settings, meter_spec: str, ledger: EnergyStore | None = None) -> int:
-    """The routing proxy's dashboard: the drafting and the plain server, one meter between them."""
-    from tui.app import SpectopApp
-    from tui.routing import routed_servers
-
-    assert settings.proxy is not None
-    check_port(settings.proxy)
-    with sampling(meter_spec) as sampler:
-        app = SpectopApp(settings, None, None, fleet=routed_servers(settings, sampler))
-        with _report_ledger.kept(ledger, app.fleet.servers):
-            return run_app(app)
-
-
 def run(args: argparse.Namespace) -> int:
     route = route_plan(args)
     if route is not None:
         settings = dataclasses.replace(settings_from(args), server_url=route.draft_url, route=route)
-        return run_routed(settings, args.meter[0], _report_ledger.open_store(args))
+        check_port(args.proxy)  # given: route_plan refuses routing without it
+        return run_dashboard(
+            settings, args.meter[0], record=args.record, ledger=_report_ledger.open_store(args)
+        )
     servers = servers_from(args)
     settings = settings_from(args)
     if len(servers) > 1:

@@ -45,9 +45,8 @@ def route_plan(args: argparse.Namespace) -> RoutePlan | None:
         raise SpectopError(
             "--route-by-batch watches --plain and --draft: --server/--config is not taken", fix
         )
-    for given, option in ((args.server_log, "--server-log"), (args.record, "--record")):
-        if given:
-            raise SpectopError(f"{option} follows one server, and --route-by-batch serves two", fix)
+    if args.server_log:
+        raise SpectopError("--server-log follows one server's log, and --route-by-batch serves two", fix)
     if len(args.meter) > 1:
         raise SpectopError("--route-by-batch's two servers share one --meter", "give --meter once")
     plain_url, draft_url = check_url(args.plain), check_url(args.draft)
