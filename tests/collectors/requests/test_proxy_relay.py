@@ -13,6 +13,7 @@ import socket
 import pytest
 
 from collectors.requests.proxy_server import ListenAddress, ProxyServer
+from collectors.requests.router import RoutePlan
 from tests.support.hostile_server import captured_llama, serving
 
 LOCAL = ListenAddress("127.0.0.1", 0)
@@ -106,3 +107,31 @@ def test_silent_connections_are_bounded_and_timed_out_and_requests_still_pass(mo
                 sock.close()
     assert status == 200 and [path for path, _ in watched] == ["/health"]
     assert closed == 40
+
+
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_a_routing_proxy_relays_to_its_two_servers_only(method):
+    """Routed by batch (collectors/requests/router.py), a generation or a page goes to --plain or
+    --draft; a target naming a third port is refused before any server is chosen."""
+    plain: list = []
+    draft: list = []
+    internal: list = []
+    with (
+        serving(captured_llama, plain) as plain_url,
+        serving(captured_llama, draft) as draft_url,
+        serving(captured_llama, internal) as other_url,
+    ):
+        other = other_url.removeprefix("http://")
+        plan = RoutePlan(plain_url, draft_url, 2.0, "batch 2 given")
+        with ProxyServer(draft_url, LOCAL, lambda record: None, route=plan) as proxy:
+            refused = [
+                send_raw(proxy.url, f"{method} {target} HTTP/1.1")
+                for target in (f"@{other}/completion", f"http://{other}/completion", other)
+            ]
+            ok_status, _ = send_raw(proxy.url, f"{method} /completion HTTP/1.1")
+    assert all(status == 400 and b"origin-form" in body for status, body in refused)
+    # the router polls both servers' pages for their busy slots; of the requests, the one let
+    # through went to the drafting server (a GET is a page; a POST alone joins batch 1, below 2)
+    assert internal == []
+    assert [path for path, _ in plain if path == "/completion"] == []
+    assert ok_status == 200 and [path for path, _ in draft if path == "/completion"] == ["/completion"]
