@@ -22,7 +22,7 @@ from tests.support.dashboard import FakeSampler, text_of, wait_until
 from tui.app import SpectopApp
 from tui.cli import main
 from tui.commands import dashboard
-from tui.commands.route_options import route_plan
+from tui.commands._route_options import route_plan
 from tui.config import Settings
 from tui.routing import routed_servers
 from tui.widgets.request_detail import detail_lines

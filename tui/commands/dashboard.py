@@ -27,7 +27,7 @@ from collectors.servers import check_url, registry
 from collectors.servers.auto import AutoCollector
 from tui.commands import _common as opts
 from tui.commands import _report_ledger
-from tui.commands.route_options import add_route_option, route_plan
+from tui.commands._route_options import add_route_option, route_plan
 from tui.config import ServerSpec, Settings, at_most, read_fleet, short_name, unique
 
 if TYPE_CHECKING:

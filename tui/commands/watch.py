@@ -23,7 +23,7 @@ from collectors.requests.listen import check_port
 from collectors.servers import registry
 from tui.commands import _common as opts
 from tui.commands import _report_ledger, dashboard
-from tui.commands.route_options import ROUTE_EXAMPLE, add_route_option
+from tui.commands._route_options import ROUTE_EXAMPLE, add_route_option
 from tui.config import Settings
 
 NAME = "watch"
