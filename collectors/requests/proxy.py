@@ -257,4 +257,4 @@ class BothDown(Exception):
     """Routed: neither server accepts a connection."""
 
     def __init__(self, plan: RoutePlan) -> None:
-        super().__init__(f"the drafting server {plan.draft_url} nor the plain server {plan.plain_url}")
+        super().__init__(f"the drafting server {plan.draft_url} or the plain server {plan.plain_url}")

@@ -77,9 +77,9 @@ def test_both_down_is_one_error_naming_both() -> None:
     assert answer.status_code == 502
     message = answer.json()["error"]["message"]
     assert message == (
-        f"spectop proxy cannot reach the drafting server {plan.draft_url} nor the plain server {plan.plain_url}"
+        f"spectop proxy cannot reach the drafting server {plan.draft_url} or the plain server {plan.plain_url}"
     )
     assert (
         records[0].error
-        == f"cannot reach the drafting server {plan.draft_url} nor the plain server {plan.plain_url}"
+        == f"cannot reach the drafting server {plan.draft_url} or the plain server {plan.plain_url}"
     )
