@@ -27,6 +27,7 @@ from collectors.http import describe, get_page, make_client
 from collectors.servers import rounding
 from collectors.servers.advice import DialectAdvice
 from collectors.servers.answers import error_snapshot, parse_metrics
+from collectors.servers.schedule_form import DialectSchedule
 from collectors.servers.series import as_int
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.servers.wire import DialectWire
@@ -197,7 +198,7 @@ class Probe:
         return any(r.status_code == 401 for r in self._answers.values())
 
 
-class ServerCollector(DialectWire, DialectAdvice):
+class ServerCollector(DialectWire, DialectAdvice, DialectSchedule):
     """One server dialect. Subclasses set the capabilities and implement `answers`, `fetch`, `derive`."""
 
     backend: ClassVar[str]  # the name detection returns and snapshots and sweep rows carry

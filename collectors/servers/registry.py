@@ -19,9 +19,11 @@ from collectors.http import describe
 from collectors.requests.spec import RequestSpec
 from collectors.servers.base import Probe, ServerCollector
 from collectors.servers.llamacpp.collector import LlamaCppCollector
+from collectors.servers.schedule_form import ScheduleForm
 from collectors.servers.sglang.collector import SglangCollector
 from collectors.servers.vllm.collector import VllmCollector
 from collectors.servers.wire import SSE, Body, EventReader, chunk_reader, native_reader, openai_body
+from collectors.tune.schedule import DraftSchedule
 from collectors.url_auth import shown, without_userinfo
 
 DIALECTS: list[type[ServerCollector]] = [
@@ -58,6 +60,33 @@ def default_backend() -> str:
 def find(backend: str | None) -> type[ServerCollector] | None:
     """The dialect `detect` calls `backend`, None where none is; None asks for the first, the default."""
     return DIALECTS[0] if backend is None else next((d for d in DIALECTS if d.backend == backend), None)
+
+
+def engine_names() -> list[str]:
+    """Every name `spectop tune --engine` accepts, each dialect's first."""
+    return [name for d in DIALECTS for name in d.engine_names]
+
+
+def engine(name: str) -> type[ServerCollector]:
+    """The dialect an engine name (`--engine`) or a sweep's backend means; a clear error otherwise."""
+    wanted = name.strip().lower()
+    found = next((d for d in DIALECTS if wanted in d.engine_names or wanted == d.backend), None)
+    if found is None:
+        raise SpectopError(
+            f"no engine called {name!r}", f"give --engine {' or '.join(d.engine_names[0] for d in DIALECTS)}"
+        )
+    return found
+
+
+def render_schedule(name: str, schedule: DraftSchedule, version: str | None) -> ScheduleForm:
+    """`schedule` in the engine's own form for `version`; an engine with no form says so."""
+    found = engine(name)
+    form = found.render_schedule(schedule, version)
+    if form is None:
+        raise SpectopError(
+            f"spectop has no schedule form for {found.display_name}", "apply the table by hand"
+        )
+    return form
 
 
 def request_body(spec: RequestSpec) -> Body:

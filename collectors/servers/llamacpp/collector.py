@@ -45,6 +45,7 @@ from collectors.servers.base import (
 )
 from collectors.servers.llamacpp import latency as llamacpp_latency
 from collectors.servers.llamacpp.advice import LlamaCppAdvice
+from collectors.servers.llamacpp.schedule import LlamaCppSchedule
 from collectors.servers.llamacpp.slots import SlotState, finished_requests, generated_tokens, slot_states
 from collectors.servers.llamacpp.stream import LlamaCppWire
 from collectors.servers.series import as_int, position_of
@@ -218,7 +219,7 @@ def counters(raw: RawPoll) -> WindowCounters:
     return WindowCounters(**values, request_steps=request_steps, errors=errors)
 
 
-class LlamaCppCollector(LlamaCppWire, LlamaCppAdvice, ServerCollector):
+class LlamaCppCollector(LlamaCppWire, LlamaCppAdvice, LlamaCppSchedule, ServerCollector):
     """Polls one llama-server; keeps the previous poll so each snapshot has a window."""
 
     backend = BACKEND

@@ -46,6 +46,7 @@ from collectors.servers.sglang import accept as sglang_accept
 from collectors.servers.sglang import latency as sglang_latency
 from collectors.servers.sglang import pages as sglang_json
 from collectors.servers.sglang.advice import SglangAdvice
+from collectors.servers.sglang.schedule import SglangSchedule
 from collectors.servers.sglang.snapshot import SglangSnapshot
 from collectors.servers.sglang.stream import SglangWire
 from collectors.servers.shapes import INT, member, objects
@@ -209,7 +210,7 @@ def counters(raw: RawPoll) -> WindowCounters | None:
     )
 
 
-class SglangCollector(SglangWire, SglangAdvice, ServerCollector):
+class SglangCollector(SglangWire, SglangAdvice, SglangSchedule, ServerCollector):
     """Polls one SGLang server; keeps the previous poll so each snapshot has a window."""
 
     backend = BACKEND

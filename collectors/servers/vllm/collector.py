@@ -42,6 +42,7 @@ from collectors.servers.vllm import dp as vllm_dp
 from collectors.servers.vllm import latency as vllm_latency
 from collectors.servers.vllm import v0 as vllm_v0
 from collectors.servers.vllm.advice import VllmAdvice
+from collectors.servers.vllm.schedule import VllmSchedule
 from collectors.servers.vllm.stream import VllmWire
 
 BACKEND = "vllm"
@@ -232,7 +233,7 @@ def counters(raw: RawPoll) -> WindowCounters | None:
     )
 
 
-class VllmCollector(VllmWire, VllmAdvice, ServerCollector):
+class VllmCollector(VllmWire, VllmAdvice, VllmSchedule, ServerCollector):
     """Polls one vLLM server (its load is gauges on /metrics: no load endpoint), keeping each poll for a window."""
 
     backend = BACKEND

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from collectors.sweep.store import ARMS_RUN_SCHEMA, RunStore
+from collectors.tune.schedule import DraftSchedule, ScheduleLevel
 from tests.support.sweep_rows import as_point, note25_rows, row, run_meta
 
 # mJ/token per arm and batch; plain first
@@ -46,3 +47,16 @@ def arms_run(folder: Path, rows: list[dict] | None = None, classes: tuple[str, .
         "classes": [{"name": c} for c in classes],
     }
     return save_run(folder, rows if rows is not None else arms_rows(ARMS_MJ), meta)
+
+
+def schedule_of(ks: dict[int, int], always_k: int | None = None) -> DraftSchedule:
+    """A schedule with K `ks[batch]` at each level (the energies left out: the forms read only K)."""
+    levels = tuple(
+        ScheduleLevel(b, k, f"draft-{k}" if k else "plain", None, None, None) for b, k in ks.items()
+    )
+    top = always_k if always_k is not None else max(ks.values())
+    return DraftSchedule(levels, f"draft-{top}", top, None, "results/run")
+
+
+NOTE25_KS = {1: 4, 2: 4, 4: 0, 8: 0, 16: 0}  # test_derive: note 25 with drafts of up to 4
+ARMS_KS = {1: 4, 2: 2, 4: 2, 8: 0}  # test_derive: the multi-arm run
