@@ -36,6 +36,7 @@ from tui.commands import (
     report,
     snapshot,
     sweep,
+    tune,
     watch,
 )
 
@@ -52,6 +53,7 @@ COMMANDS: tuple[Command, ...] = (
     report,
     snapshot,
     sweep,
+    tune,
     watch,
 )
 DEFAULT = dashboard

@@ -12,7 +12,7 @@ express it exactly.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -45,3 +45,22 @@ class DialectSchedule:
     @classmethod
     def render_schedule(cls, schedule: DraftSchedule, version: str | None) -> ScheduleForm | None:
         return None
+
+    @classmethod
+    def draft_tokens_in(cls, argv: Sequence[str]) -> int | None:
+        """The most tokens a server started with `argv` drafts per step, where its command says."""
+        return None
+
+
+def flag_value(argv: Sequence[str], names: frozenset[str]) -> str | None:
+    """The last value given to any of `names` (`--flag value` or `--flag=value`)."""
+    found = None
+    for i, word in enumerate(argv):
+        name, eq, value = word.partition("=")
+        if name in names:
+            found = value if eq else (argv[i + 1] if i + 1 < len(argv) else None)
+    return found
+
+
+def whole(text: str | None) -> int | None:
+    return int(text) if text is not None and text.strip().isdigit() else None

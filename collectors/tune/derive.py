@@ -19,9 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from collectors.errors import SpectopError
+from collectors.servers import registry
 from collectors.sweep.records import ArmsSummary, PairedSummary, Summary
 from collectors.sweep.request import SavedRun
 from collectors.sweep.rule import Crossover, judge
+from collectors.sweep.run_meta import RunMeta
 from collectors.sweep.settings import draft_length
 from collectors.sweep.store import load_run
 from collectors.sweep.summary import summary_of
@@ -49,11 +51,15 @@ def derive_schedule(
     run_dir = run.run_dir if isinstance(run, SavedRun) else run
     meta, rows = load_run(run_dir)
     summary: Summary = run.summary if isinstance(run, SavedRun) else summary_of(rows, meta)
+    if isinstance(summary, PairedSummary) and prompt_class is not None:
+        raise SpectopError(
+            f"{run_dir.name} is a paired sweep, with no prompt class {prompt_class!r}", "drop --class"
+        )
     if isinstance(summary, PairedSummary):
         table: Table = _paired_table(summary)
     else:
         table = _arms_table(summary, prompt_class)
-    lengths = _lengths(table, draft_tokens, run_dir)
+    lengths = _lengths(table, draft_tokens if draft_tokens is not None else _argv_length(meta), run_dir)
     drafting = [arm for arm in table if lengths.get(arm, 0) > 0]
     always = "draft" if isinstance(summary, PairedSummary) else _best_fixed(table, drafting, run_dir)
     if isinstance(summary, PairedSummary):
@@ -84,6 +90,14 @@ def derive_schedule(
         even_band=summary.rule.even_band,
         left_out=tuple(arm for arm in _all_arms(summary) if arm not in lengths),
     )
+
+
+def _argv_length(meta: RunMeta) -> int | None:
+    """A paired run's draft length as its draft arm's command says, read by the arm's dialect."""
+    arm = next((a for a in meta.arms if a.name == "draft"), None)
+    server = meta.servers.get("draft")
+    dialect = registry.find(server.backend) if server and server.backend else None
+    return dialect.draft_tokens_in(arm.argv) if arm and arm.argv and dialect else None
 
 
 def _paired_table(summary: PairedSummary) -> Table:

@@ -10,13 +10,22 @@ of one threshold with one draft length; anything else is said as what the routin
 
 from __future__ import annotations
 
-from collectors.servers.schedule_form import DialectSchedule, ScheduleForm
+from collections.abc import Sequence
+
+from collectors.servers.schedule_form import DialectSchedule, ScheduleForm, flag_value, whole
 from collectors.tune.ranges import k_ranges, main_k, off_from, one_threshold
 from collectors.tune.schedule import DraftSchedule
+
+# the draft-length flag of the pinned build and the removed ones older commands carry
+LENGTH_FLAGS = frozenset({"--spec-draft-n-max", "--draft-max", "--draft", "--draft-n"})
 
 
 class LlamaCppSchedule(DialectSchedule):
     engine_names = ("llama", "llama.cpp", "llama-server")
+
+    @classmethod
+    def draft_tokens_in(cls, argv: Sequence[str]) -> int | None:
+        return whole(flag_value(argv, LENGTH_FLAGS))
 
     @classmethod
     def render_schedule(cls, schedule: DraftSchedule, version: str | None) -> ScheduleForm:

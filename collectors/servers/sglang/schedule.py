@@ -17,8 +17,9 @@ without attention DP, multi-layer EAGLE, two-batch overlap or PD multiplexing
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
-from collectors.servers.schedule_form import DialectSchedule, ScheduleForm
+from collectors.servers.schedule_form import DialectSchedule, ScheduleForm, flag_value, whole
 from collectors.tune.ranges import k_ranges
 from collectors.tune.schedule import DraftSchedule
 
@@ -33,6 +34,10 @@ def adaptive_config(schedule: DraftSchedule) -> dict[str, dict[str, list[int]]]:
 
 class SglangSchedule(DialectSchedule):
     engine_names = ("sglang",)
+
+    @classmethod
+    def draft_tokens_in(cls, argv: Sequence[str]) -> int | None:
+        return whole(flag_value(argv, frozenset({"--speculative-num-steps"})))
 
     @classmethod
     def render_schedule(cls, schedule: DraftSchedule, version: str | None) -> ScheduleForm:

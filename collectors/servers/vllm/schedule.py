@@ -14,8 +14,9 @@ only, so those cases are said as what the engine will do, not refused outright.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
-from collectors.servers.schedule_form import DialectSchedule, ScheduleForm
+from collectors.servers.schedule_form import DialectSchedule, ScheduleForm, flag_value, whole
 from collectors.servers.vllm.advice import version as release_of
 from collectors.tune.ranges import k_ranges
 from collectors.tune.schedule import DraftSchedule
@@ -35,6 +36,17 @@ def speculative_config(schedule: DraftSchedule) -> dict[str, object]:
 
 class VllmSchedule(DialectSchedule):
     engine_names = ("vllm",)
+
+    @classmethod
+    def draft_tokens_in(cls, argv: Sequence[str]) -> int | None:
+        text = flag_value(argv, frozenset({"--speculative-config", "-sc"}))
+        try:
+            config = json.loads(text) if text else None
+        except ValueError:
+            config = None
+        if isinstance(config, dict) and isinstance(config.get("num_speculative_tokens"), int):
+            return int(config["num_speculative_tokens"])
+        return whole(flag_value(argv, frozenset({"--num-speculative-tokens", "--spec-tokens"})))
 
     @classmethod
     def render_schedule(cls, schedule: DraftSchedule, version: str | None) -> ScheduleForm:
