@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import OrderedDict, deque
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from collectors.energy.attribution import Attribution, AttributionBook
@@ -20,8 +21,9 @@ from collectors.requests.router import parse_tag
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep.records import Summary
 
-if TYPE_CHECKING:  # SQLite loads only when a ledger is kept
+if TYPE_CHECKING:  # SQLite loads only when a ledger is kept, the schedule's code after a tune
     from collectors.ledgerdb.writer import LedgerWriter
+    from collectors.tune.live import ScheduleTracker
 
 MAX_REQUEST_ROWS = 200
 
@@ -42,6 +44,7 @@ class LiveState:
         self.count_unseen = (
             True  # the server's token counts tell unseen traffic (not when routed: tui/routing.py)
         )
+        self.schedule: ScheduleTracker | None = None  # counts a tuned schedule's saving (--schedule)
 
     @property
     def records(self) -> OrderedDict[str, RequestRecord]:
@@ -68,10 +71,13 @@ class LiveState:
         return point is not None
 
     def keep(self) -> None:
-        """The windows the meter now covers, to the energy ledger (judged only outside a sweep)."""
+        """The windows the meter now covers, to the energy ledger (judged only outside a sweep) and
+        to the schedule's saving (counted only outside a sweep)."""
         if self.keeper is not None:
             self.keeper.summary = None if self.sweep_running else self.sweep_summary
             self.keeper.flush(self.ledger)
+        if self.schedule is not None and not self.sweep_running:
+            self.schedule.update(self.ledger)
 
     def add_record(self, record: RequestRecord) -> None:
         if parse_tag(record.tag) is not None:  # routed: the book holds two servers' requests, and
@@ -102,7 +108,10 @@ class LiveState:
         return self.ledger.drafting()
 
     def energy(self) -> LiveEnergy:
-        return live_energy(self.ledger, self.sweep_summary, self.sweep_running)
+        energy = live_energy(self.ledger, self.sweep_summary, self.sweep_running)
+        if self.schedule is None:
+            return energy
+        return replace(energy, schedule=self.schedule.view(self.ledger))
 
 
 def slot_rates(prev: ServerSnapshot | None, cur: ServerSnapshot) -> dict[int, float]:

@@ -29,9 +29,11 @@ from collectors.servers.answers import error_snapshot
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep.records import Summary
 
-if TYPE_CHECKING:  # SQLite loads only when a ledger is kept
+if TYPE_CHECKING:  # SQLite loads only when a ledger is kept, the schedule's code after a tune
     from collectors.ledgerdb.store import EnergyStore
     from collectors.ledgerdb.writer import LedgerWriter
+    from collectors.tune.live import ScheduleTracker
+    from collectors.tune.schedule import DraftSchedule
 
 
 class Polled(Protocol):
@@ -48,6 +50,7 @@ class ServerFeed:
         self.live = LiveLedger(energy_window_s, sampler.meter.info if sampler else None)
         self._meter_t_s: float | None = None
         self.ledger: LedgerWriter | None = None  # the energy ledger on disk, where one is kept
+        self.schedule: ScheduleTracker | None = None  # a tuned schedule's saving (--schedule)
 
     @property
     def url(self) -> str:
@@ -66,6 +69,8 @@ class ServerFeed:
             self.live.add_reading(r)  # an energy-only meter's power comes from the energy slope
         if self.ledger is not None:
             self.ledger.flush(self.live)
+        if self.schedule is not None:
+            self.schedule.update(self.live)
 
     async def poll(self) -> ServerSnapshot:
         """The collector's next snapshot; one saying why, when the poll itself failed."""
@@ -87,6 +92,7 @@ class ServerFeed:
             idle_w=live.idle_w(),
             batch=live.current_batch(),
             power=live.power[-1] if live.power else None,
+            schedule=self.schedule.view(live) if self.schedule is not None else None,
         )
 
 
@@ -127,6 +133,15 @@ class SpectopExporter(Collector):
             feed.ledger = LedgerWriter(self.store, feed.url, self.summary)
         self.feeds.append(feed)
         return feed
+
+    def attach_schedule(self, schedule: DraftSchedule) -> None:
+        """Count a tuned schedule's saving on each server with a meter of its own (a shared meter's
+        joules are not one server's)."""
+        from collectors.tune.live import ScheduleTracker  # loads only after a tune
+
+        for feed in self.feeds:
+            if feed.sampler is not None and sum(f.sampler is feed.sampler for f in self.feeds) == 1:
+                feed.schedule = ScheduleTracker(schedule)
 
     def update(self, snapshot: ServerSnapshot, feed: int = 0) -> None:
         """Add one poll of server number `feed` and its meter's readings since the last one."""

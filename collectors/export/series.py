@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
@@ -22,6 +23,9 @@ from collectors.requests.per_request import accepted_per_step_from_survival
 from collectors.servers.latency import QUANTILES, ServerLatency
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep.records import Summary
+
+if TYPE_CHECKING:  # the schedule's code loads only after a tune (--schedule)
+    from collectors.tune.view import ScheduleView
 
 LABELS = ["server", "backend", "model", "draft", "meter", "method", "energy"]
 
@@ -61,6 +65,13 @@ SERIES: dict[str, str] = {
     ),
     "spectop_server_prefix_cache_hit_ratio": "prompt tokens found in the prefix cache over those looked up, rolling window",
     "spectop_server_finished_requests": "requests the server finished in the rolling window, by finish reason",
+    "spectop_schedule_info": (
+        "1, after spectop tune (--schedule): the schedule (setting) and whether the server's own figures "
+        "confirm the K it runs (read_back)"
+    ),
+    "spectop_schedule_draft_tokens": "the draft length the tuned schedule gives at the current batch",
+    "spectop_schedule_saved_joules": "energy the schedule saved against always-draft since spectop started",
+    "spectop_schedule_saved_ratio": "that saving over what always-draft would have spent",
 }
 
 
@@ -78,6 +89,7 @@ class FeedView:
     power: PowerPoint | None
     share_tokens: int | None = None  # tokens of every server on this meter, when it is shared
     server_latency: ServerLatency | None = None  # the server's own histograms over the window
+    schedule: ScheduleView | None = None  # after a tune: the setting in effect and its saving
 
     def label_values(self) -> list[str]:
         snap = self.snapshot
@@ -170,6 +182,11 @@ def series(views: Sequence[FeedView], summary: Summary | None) -> Iterator[Metri
         gauge("spectop_tokens_per_joule", view, 1000.0 / mj if mj else None)
         if (ratio := draft_energy_ratio(view, summary)) is not None:
             gauge("spectop_draft_energy_ratio", view, ratio[1], source=ratio[0])
+        if (tuned := view.schedule) is not None:
+            gauge("spectop_schedule_info", view, 1.0, setting=tuned.setting, read_back=tuned.read_back)
+            gauge("spectop_schedule_draft_tokens", view, tuned.k_scheduled)
+            gauge("spectop_schedule_saved_joules", view, tuned.saved_j)
+            gauge("spectop_schedule_saved_ratio", view, tuned.saved_fraction)
     yield from families.values()
     counter = CounterMetricFamily("spectop_energy_joules", SERIES["spectop_energy_joules"], labels=LABELS)
     for view in views:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from collectors.launch.process import url_from_argv
 from collectors.launch.specflags import is_void_draft
@@ -22,6 +23,9 @@ from collectors.sweep.arms import split_command
 from collectors.sweep.records import PairedSummary, Summary
 from collectors.sweep.rule import EVEN_BAND, Verdict, classify
 from collectors.sweep.summary import at_batch
+
+if TYPE_CHECKING:  # the schedule's code loads only after a tune (--schedule)
+    from collectors.tune.view import ScheduleView
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +41,7 @@ class LiveEnergy:
     reading: Verdict | None = None  # the rule's reading of drafting now, which colours the verdict
     net_problem: str | None = None  # why there is no net figure (the window is below the idle baseline)
     void: bool = False  # a draft is configured and nothing is drafted: the verdict is that, in red
+    schedule: ScheduleView | None = None  # after a tune: the setting in effect and what it saved
 
 
 def live_energy(live: LiveLedger, summary: Summary | None, sweep_running: bool) -> LiveEnergy:

@@ -26,12 +26,13 @@ from collectors.requests.listen import check_port
 from collectors.servers import check_url, registry
 from collectors.servers.auto import AutoCollector
 from tui.commands import _common as opts
-from tui.commands import _report_ledger
+from tui.commands import _report_ledger, _tune_live
 from tui.commands._route_options import add_route_option, route_plan
 from tui.config import ServerSpec, Settings, at_most, read_fleet, short_name, unique
 
 if TYPE_CHECKING:
     from collectors.ledgerdb.store import EnergyStore
+    from collectors.tune.schedule import DraftSchedule
 
 NAME = "dashboard"
 HELP = "watch a server and a meter live, run sweeps (the default command)"
@@ -58,6 +59,7 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     opts.add_arm_options(parser, "sweep arms (prefill the sweep dialog)")
     opts.add_options(parser, "interval", "results", "api-key")
     _report_ledger.add_keep_options(parser)
+    _tune_live.add_schedule_option(parser)
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
@@ -130,6 +132,7 @@ def run_dashboard(
     record: Path | None = None,
     on_idle: Callable[[float], None] | None = None,
     ledger: EnergyStore | None = None,
+    schedule: DraftSchedule | None = None,
 ) -> int:
     from tui.app import SpectopApp  # Textual loads only for the dashboard
 
@@ -154,6 +157,7 @@ def run_dashboard(
         app = SpectopApp(
             settings, collector, sampler, on_sweep=on_sweep, recorder=recorder, on_idle=on_idle, fleet=fleet
         )
+        _tune_live.attach(app.fleet.servers, schedule)
         try:
             with _report_ledger.kept(ledger, app.fleet.servers):
                 return run_app(app)
@@ -162,7 +166,12 @@ def run_dashboard(
                 recorder.close()
 
 
-def run_fleet(settings: Settings, servers: Sequence[ServerSpec], ledger: EnergyStore | None = None) -> int:
+def run_fleet(
+    settings: Settings,
+    servers: Sequence[ServerSpec],
+    ledger: EnergyStore | None = None,
+    schedule: DraftSchedule | None = None,
+) -> int:
     """The dashboard of several servers: one sampler per distinct meter, shared by the servers naming it."""
     from tui.app import SpectopApp
     from tui.fleet import WatchedServer
@@ -182,6 +191,7 @@ def run_fleet(settings: Settings, servers: Sequence[ServerSpec], ledger: EnergyS
             for s in servers
         ]
         app = SpectopApp(settings, None, None, fleet=fleet)
+        _tune_live.attach(app.fleet.servers, schedule)
         with _report_ledger.kept(ledger, app.fleet.servers):
             return run_app(app)
 
@@ -217,6 +227,7 @@ def run(args: argparse.Namespace) -> int:
         )
     servers = servers_from(args)
     settings = settings_from(args)
+    schedule = _tune_live.schedule_of(args)
     if len(servers) > 1:
         if settings.server_log:
             raise SpectopError(
@@ -227,7 +238,10 @@ def run(args: argparse.Namespace) -> int:
         if args.record:
             raise SpectopError("--record records one server", "watch one --server with --record")
         return run_fleet(
-            dataclasses.replace(settings, server_url=servers[0].url), servers, _report_ledger.open_store(args)
+            dataclasses.replace(settings, server_url=servers[0].url),
+            servers,
+            _report_ledger.open_store(args),
+            schedule,
         )
     settings = dataclasses.replace(settings, server_url=servers[0].url)
     if settings.server_log == "-":
@@ -237,5 +251,9 @@ def run(args: argparse.Namespace) -> int:
     if settings.proxy:
         check_port(settings.proxy)  # said on the command line, not in the dashboard
     return run_dashboard(
-        settings, servers[0].meter, record=args.record, ledger=_report_ledger.open_store(args)
+        settings,
+        servers[0].meter,
+        record=args.record,
+        ledger=_report_ledger.open_store(args),
+        schedule=schedule,
     )

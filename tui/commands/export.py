@@ -24,7 +24,7 @@ from collectors.servers import check_url
 from collectors.servers.auto import AutoCollector
 from collectors.sweep.textfile import SweepSeries, saved_summary
 from tui.commands import _common as opts
-from tui.commands import _report_ledger
+from tui.commands import _report_ledger, _tune_live
 
 NAME = "export"
 HELP = "serve spectop's figures on a Prometheus /metrics endpoint"
@@ -58,6 +58,7 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     )
     opts.add_options(parser, "api-key")
     _report_ledger.add_keep_options(parser)
+    _tune_live.add_schedule_option(parser)
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -74,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
         raise SpectopError("the same --server is given twice", "name each server once")
     specs = opts.meters_for(urls, args.meter)
     summary = saved_summary(args.sweep) if args.sweep else None
+    schedule = _tune_live.schedule_of(args)
     with ExitStack() as stack:
         # one sampler per distinct meter: servers named with the same meter share it (and its joules)
         opened = {spec: stack.enter_context(sampling(spec)) for spec in dict.fromkeys(specs)}
@@ -85,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
         exporter = SpectopExporter(collectors[0], samplers[0], args.window, summary, store)
         for collector, sampler in zip(collectors[1:], samplers[1:]):
             exporter.add_server(collector, sampler)
+        if schedule is not None:
+            exporter.attach_schedule(schedule)
         registry = CollectorRegistry()
         registry.register(exporter)
         if summary is not None:

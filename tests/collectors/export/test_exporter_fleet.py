@@ -16,6 +16,7 @@ from collectors.meters import MeterInfo, MeterReading
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep.summary import summary_of
 from collectors.sweep.textfile import SweepSeries, started_unix_s, write_textfile
+from tests.collectors.tune.runs import schedule_of
 from tests.support import server_latency
 from tests.support.sweep_rows import as_point, note25_rows, points
 
@@ -144,6 +145,7 @@ def test_survival_is_served_per_position():
 
 def test_every_documented_series_is_served_for_a_drafting_server_with_a_sweep():
     exporter = SpectopExporter(None, ConstantSampler(35.0, 10.0), summary=summary_of(points(note25_rows())))
+    exporter.attach_schedule(schedule_of({1: 3, 2: 3, 4: 0}))  # K 3 at 2: what the server says it runs
     polls = snapshots(
         "http://d", 125, drafting=True, spec_types="draft-simple", busy_slots_per_decode=2.0,
         slots_total=4, slots_busy=2, window_steps=50, window_drafted=150, window_accepted=70,

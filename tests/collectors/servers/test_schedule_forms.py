@@ -140,3 +140,28 @@ def test_engine_names_and_an_unknown_engine():
         registry.engine("tgi")
     assert "no engine called 'tgi'" in caught.value.what
     assert "llama" in caught.value.fix and "vllm" in caught.value.fix and "sglang" in caught.value.fix
+
+
+@pytest.mark.parametrize(
+    ("engine", "argv", "k"),
+    [
+        ("llama", ["llama-server", "-md", "d.gguf", "--spec-draft-n-max", "6"], 6),
+        ("llama", ["llama-server", "--draft-max=3"], 3),  # an older build's flag
+        ("llama", ["llama-server", "-md", "d.gguf"], None),  # the server's default: not said
+        (
+            "vllm",
+            [
+                "vllm",
+                "serve",
+                "m",
+                "--speculative-config",
+                '{"method": "eagle", "num_speculative_tokens": 5}',
+            ],
+            5,
+        ),
+        ("vllm", ["vllm", "serve", "m", "--num-speculative-tokens", "2"], 2),  # before 0.7
+        ("sglang", ["python", "-m", "sglang.launch_server", "--speculative-num-steps=3"], 3),
+    ],
+)
+def test_a_draft_length_read_from_a_command(engine, argv, k):
+    assert registry.engine(engine).draft_tokens_in(argv) == k
