@@ -66,9 +66,10 @@ SERIES: dict[str, str] = {
     "spectop_server_prefix_cache_hit_ratio": "prompt tokens found in the prefix cache over those looked up, rolling window",
     "spectop_server_finished_requests": "requests the server finished in the rolling window, by finish reason",
     "spectop_schedule_info": (
-        "1, after spectop tune (--schedule): the schedule (setting) and whether the server's own figures "
-        "confirm the K it runs (read_back)"
+        "1, after spectop tune (--schedule): the schedule (setting) and whether the server confirms the K "
+        "it runs (read_back: read back, not read back, not in effect)"
     ),
+    "spectop_schedule_windows_off": "poll windows the server ran another K than the schedule's (not counted)",
     "spectop_schedule_draft_tokens": "the draft length the tuned schedule gives at the current batch",
     "spectop_schedule_saved_joules": "energy the schedule saved against always-draft since spectop started",
     "spectop_schedule_saved_ratio": "that saving over what always-draft would have spent",
@@ -187,6 +188,7 @@ def series(views: Sequence[FeedView], summary: Summary | None) -> Iterator[Metri
             gauge("spectop_schedule_draft_tokens", view, tuned.k_scheduled)
             gauge("spectop_schedule_saved_joules", view, tuned.saved_j)
             gauge("spectop_schedule_saved_ratio", view, tuned.saved_fraction)
+            gauge("spectop_schedule_windows_off", view, tuned.windows_off)
     yield from families.values()
     counter = CounterMetricFamily("spectop_energy_joules", SERIES["spectop_energy_joules"], labels=LABELS)
     for view in views:

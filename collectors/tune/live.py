@@ -23,9 +23,7 @@ from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep.rule import at_batch
 from collectors.tune.ranges import k_ranges
 from collectors.tune.schedule import DraftSchedule
-from collectors.tune.view import ScheduleView
-
-NOT_READ_BACK = "as tuned, not read back"
+from collectors.tune.view import NOT_IN_EFFECT, NOT_READ_BACK, READ_BACK, ScheduleView
 
 
 def setting_text(schedule: DraftSchedule) -> str:
@@ -107,12 +105,16 @@ class ScheduleTracker:
         running = latest.spec_num_steps if latest is not None else None
         if running is None:
             said = NOT_READ_BACK
-        elif k is None or running == k:
-            said = f"read back: the server runs K {running} now"
         else:
-            said = f"read back: the server runs K {running}, the schedule says {k}: not in effect"
-        if self.mismatched:
-            said += f" ({self.mismatched} windows off the schedule not counted)"
+            said = READ_BACK if k is None or running == k else NOT_IN_EFFECT
         return ScheduleView(
-            setting_text(self.schedule), batch, k, running, said, self.saved_j, self.always_j, self.windows
+            setting_text(self.schedule),
+            batch,
+            k,
+            running,
+            said,
+            self.saved_j,
+            self.always_j,
+            self.windows,
+            self.mismatched,
         )

@@ -15,7 +15,8 @@ import pytest
 from collectors.live.accounting import LiveLedger
 from collectors.meters import MeterReading
 from collectors.tune.derive import derive_schedule
-from collectors.tune.live import NOT_READ_BACK, ScheduleTracker, setting_text
+from collectors.tune.live import ScheduleTracker, setting_text
+from collectors.tune.view import NOT_IN_EFFECT, NOT_READ_BACK, READ_BACK
 from tests.collectors.tune.runs import ARMS_KS, note25_run, schedule_of
 from tests.support.snapshots import window_snapshot
 
@@ -69,13 +70,12 @@ def test_where_the_schedule_runs_always_draft_nothing_is_saved(schedule):
 def test_a_read_back_step_count(schedule):
     agrees = ScheduleTracker(schedule)
     view = agrees.view(serve(agrees, batch=8, steps=0))
-    assert view.read_back == "read back: the server runs K 0 now" and view.windows == 100
+    assert view.read_back == READ_BACK and view.k_running == 0 and view.windows == 100
     # the server still drafts 4 at 8 requests: the schedule is not in effect, nothing is counted
     differs = ScheduleTracker(schedule)
     view = differs.view(serve(differs, batch=8, steps=4))
     assert view.windows == 0 and view.saved_j == 0
-    assert view.read_back.startswith("read back: the server runs K 4, the schedule says 0: not in effect")
-    assert "(100 windows off the schedule not counted)" in view.read_back
+    assert (view.read_back, view.k_running, view.k_scheduled, view.windows_off) == (NOT_IN_EFFECT, 4, 0, 100)
 
 
 def test_windows_before_a_sweep_ended_are_not_counted(schedule):

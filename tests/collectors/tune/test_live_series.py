@@ -34,10 +34,11 @@ def test_the_exporter_serves_the_schedule_and_its_saving(schedule):
     feed(exporter, 0, snapshots("http://d", 250, drafting=False, busy_slots_per_decode=8.0))
     served = page(exporter)
     ((labels, _),) = served["spectop_schedule_info"]
-    assert labels["setting"] == "K 4 at 1-3, off from 4" and labels["read_back"] == "as tuned, not read back"
+    assert labels["setting"] == "K 4 at 1-3, off from 4" and labels["read_back"] == "not read back"
     assert served["spectop_schedule_draft_tokens"][0][1] == 0
     assert served["spectop_schedule_saved_joules"][0][1] == pytest.approx(400 * (RATIO_8 - 1), rel=1e-3)
     assert served["spectop_schedule_saved_ratio"][0][1] == pytest.approx(1 - 1 / RATIO_8, rel=1e-3)
+    assert served["spectop_schedule_windows_off"][0][1] == 0
 
 
 def test_a_shared_meter_counts_no_saving(schedule):
