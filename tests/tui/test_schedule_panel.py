@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collectors.meters import MeterInfo, MeterReading
 from collectors.tune.derive import derive_schedule
-from tests.collectors.tune.runs import note25_run
 from tests.support.dashboard import FakeCollector, FakeSampler, wait_until
 from tests.support.snapshots import window_snapshot
+from tests.support.tune_runs import note25_run
 from tui import messages
 from tui.app import SpectopApp
 from tui.commands._tune_live import attach

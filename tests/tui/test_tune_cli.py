@@ -15,8 +15,8 @@ import pytest
 from collectors.ledgerdb.store import EnergyStore, Window
 from collectors.tune.derive import derive_schedule
 from collectors.tune.report import read_schedule
-from tests.collectors.tune.runs import note25_run, save_run
 from tests.support.sweep_rows import note25_rows
+from tests.support.tune_runs import DATA, note25_run, save_run
 from tui.cli import main
 
 VLLM_FLAGS = (
@@ -139,8 +139,6 @@ def test_bad_input_is_one_line(tmp_path, capsys, extra, says):
 
 
 def test_a_sweep_without_a_crossover_and_a_missing_folder(tmp_path, capsys):
-    from tests.collectors.tune.test_derive import DATA
-
     assert main(["tune", str(DATA / "paired-20261201T223229Z"), "--draft-tokens", "4"]) == 2
     assert "has no crossover to schedule around: drafting costs energy up to 1" in capsys.readouterr().err
     assert main(["tune", str(tmp_path / "nothing")]) == 2

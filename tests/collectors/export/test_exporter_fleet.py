@@ -16,9 +16,9 @@ from collectors.meters import MeterInfo, MeterReading
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep.summary import summary_of
 from collectors.sweep.textfile import SweepSeries, started_unix_s, write_textfile
-from tests.collectors.tune.runs import schedule_of
 from tests.support import server_latency
 from tests.support.sweep_rows import as_point, note25_rows, points
+from tests.support.tune_runs import schedule_of
 
 METER = MeterInfo("dcgm", ("gpu0",), "GPU board", "counter", 0.1)
 

@@ -15,7 +15,7 @@ import pytest
 
 from collectors.errors import SpectopError
 from collectors.servers import registry
-from tests.collectors.tune.runs import ARMS_KS, NOTE25_KS, schedule_of
+from tests.support.tune_runs import ARMS_KS, NOTE25_KS, schedule_of
 
 MAX_NUM_SEQS = 64
 

@@ -4,18 +4,14 @@ decisions left as always-draft had them. Truths are worked by hand from the runs
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from collectors.errors import SpectopError
 from collectors.sweep.request import SavedRun
 from collectors.sweep.summary import summarize_saved
 from collectors.tune.derive import derive_schedule
-from tests.collectors.tune.runs import ARMS_MJ, arms_rows, arms_run, note25_run
 from tests.support.sweep_rows import flagged, note25_rows
-
-DATA = Path(__file__).resolve().parents[2] / "data" / "sweeps"
+from tests.support.tune_runs import ARMS_MJ, DATA, arms_rows, arms_run, note25_run
 
 
 def test_note25_drafts_up_to_two_requests_and_is_off_from_four(tmp_path):

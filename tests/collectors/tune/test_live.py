@@ -17,8 +17,8 @@ from collectors.meters import MeterReading
 from collectors.tune.derive import derive_schedule
 from collectors.tune.live import ScheduleTracker, setting_text
 from collectors.tune.view import NOT_IN_EFFECT, NOT_READ_BACK, READ_BACK
-from tests.collectors.tune.runs import ARMS_KS, note25_run, schedule_of
 from tests.support.snapshots import window_snapshot
+from tests.support.tune_runs import ARMS_KS, note25_run, schedule_of
 
 RATIO_8 = (37.6 / 229.8) / (36.9 / 339.2)  # draft over plain mJ/token at 8 requests, note 25
 

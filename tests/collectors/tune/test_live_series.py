@@ -9,18 +9,55 @@ saved.
 from __future__ import annotations
 
 import pytest
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.parser import text_string_to_metric_families
 
 from collectors.export.exporter import SpectopExporter
-from collectors.meters import MeterReading
+from collectors.meters import MeterInfo, MeterReading
 from collectors.tune.derive import derive_schedule
 from collectors.tune.live import ScheduleTracker
-from tests.collectors.export.test_exporter_fleet import ConstantSampler, feed, page, snapshots
-from tests.collectors.tune.runs import note25_run
 from tests.support.snapshots import window_snapshot
+from tests.support.tune_runs import note25_run
 from tui.state import LiveState
 from tui.widgets.energy_panel import EnergyPanel
 
 RATIO_8 = (37.6 / 229.8) / (36.9 / 339.2)
+METER = MeterInfo("dcgm", ("gpu0",), "GPU board", "counter", 0.1)
+
+
+class ConstantSampler:
+    """A meter drawing `power_w` steadily, read every 0.1 s from t = 0 to `until_s`."""
+
+    reads_on_marks = False
+
+    def __init__(self, power_w: float, until_s: float) -> None:
+        self.meter = type("Meter", (), {"info": METER})()
+        self._readings = [
+            MeterReading(t / 10, power_w * t / 10, power_w) for t in range(round(until_s * 10) + 1)
+        ]
+
+    def readings(self, since_t_s: float | None = None) -> list[MeterReading]:
+        return [r for r in self._readings if since_t_s is None or r.t_s > since_t_s]
+
+
+def page(exporter) -> dict[str, list[tuple[dict, float]]]:
+    registry = CollectorRegistry()
+    registry.register(exporter)
+    out: dict[str, list[tuple[dict, float]]] = {}
+    for family in text_string_to_metric_families(generate_latest(registry).decode()):
+        for sample in family.samples:
+            out.setdefault(sample.name, []).append((sample.labels, sample.value))
+    return out
+
+
+def polls_at_8() -> list:
+    """One poll a second from t = 1 to 10, each closing a one-second window of 250 tokens."""
+    return [
+        window_snapshot(
+            float(t), url="http://d", window_tokens=250, busy_slots_per_decode=8.0, drafting=False
+        )
+        for t in range(1, 11)
+    ]
 
 
 @pytest.fixture
@@ -31,7 +68,8 @@ def schedule(tmp_path):
 def test_the_exporter_serves_the_schedule_and_its_saving(schedule):
     exporter = SpectopExporter(None, ConstantSampler(40.0, 10.0))
     exporter.attach_schedule(schedule)
-    feed(exporter, 0, snapshots("http://d", 250, drafting=False, busy_slots_per_decode=8.0))
+    for snap in polls_at_8():
+        exporter.update(snap)
     served = page(exporter)
     ((labels, _),) = served["spectop_schedule_info"]
     assert labels["setting"] == "K 4 at 1-3, off from 4" and labels["read_back"] == "not read back"

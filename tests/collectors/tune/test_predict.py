@@ -7,8 +7,8 @@ import pytest
 from collectors.tune.derive import derive_schedule
 from collectors.tune.predict import cell_spreads, predict
 from collectors.tune.profile import even, load_profile
-from tests.collectors.tune.runs import note25_run, save_run
 from tests.support.sweep_rows import row
+from tests.support.tune_runs import note25_run, save_run
 
 
 def two_pass_run(folder):

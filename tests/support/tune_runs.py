@@ -1,4 +1,4 @@
-"""Saved sweeps to derive schedules from: note 25's table as a paired run, and a multi-arm run whose
+"""Saved sweeps to derive schedules from (and the two committed ones, `DATA`): note 25's table as a paired run, and a multi-arm run whose
 mJ/token cells are chosen by hand (every point 100 tok/s over 10 s, so mJ/token is 10 × its W)."""
 
 from __future__ import annotations
@@ -8,6 +8,8 @@ from pathlib import Path
 from collectors.sweep.store import ARMS_RUN_SCHEMA, RunStore
 from collectors.tune.schedule import DraftSchedule, ScheduleLevel
 from tests.support.sweep_rows import as_point, note25_rows, row, run_meta
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "sweeps"
 
 # mJ/token per arm and batch; plain first
 ARMS_MJ = {
