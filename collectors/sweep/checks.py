@@ -33,7 +33,7 @@ def point_flags(
     """Flags a point earns on its own: void or unknown drafting, low concurrency, early stops,
     meter trouble (`energy`: the window the meter measured; `meter_method` "none" without a
     meter), other traffic."""
-    batch = row.batch
+    batch = row.batch or len(row.window.requests)  # an open-loop point: the requests it sent
     flags = drafting_flags(row)
     flags += concurrency_flags(row)
     errors = [r for r in row.window.requests if r.error]
@@ -78,7 +78,10 @@ def concurrency_flags(row: Row) -> list[Flag]:
 
     A peak below the mean is no figure (a peak is never below its mean: the slots were polled
     between decodes, or not at all): the concurrency is unknown then, and no advice is given. The
-    slot advice is given only when the server's slot count does not already cover the batch."""
+    slot advice is given only when the server's slot count does not already cover the batch. An
+    open-loop point sets no concurrency: it has what its arrivals gave (`in_flight`)."""
+    if row.load is not None:
+        return []
     batch = row.batch
     server_mean = row.window.server_busy_per_decode
     busy_max = row.window.concurrency_max
@@ -254,13 +257,13 @@ def for_speed(codes: tuple[str, ...]) -> tuple[str, ...]:
 def exclusions(rows: Sequence[Row]) -> list[tuple[str, ...]]:
     """For each row, the excluding flag codes that keep it out of the verdict (empty: it counts)."""
     own = [tuple(sorted(r.codes.intersection(EXCLUDING))) for r in rows]
-    pass_wide: dict[tuple[int | None, int, str | None], set[str]] = {}
+    pass_wide: dict[tuple[int | None, int, float | None, str | None], set[str]] = {}
     for r, codes in zip(rows, own):
         # a multi-arm sweep brackets each prompt class apart: its drift stays in its class
-        block = (r.pass_index, r.batch, r.prompt_class)
+        block = (r.pass_index, r.batch, r.rate_rps, r.prompt_class)
         pass_wide.setdefault(block, set()).update(PASS_WIDE.intersection(codes))
     return [
-        tuple(sorted(set(codes) | pass_wide[(r.pass_index, r.batch, r.prompt_class)]))
+        tuple(sorted(set(codes) | pass_wide[(r.pass_index, r.batch, r.rate_rps, r.prompt_class)]))
         for r, codes in zip(rows, own)
     ]
 

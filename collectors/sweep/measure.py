@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 import numpy as np
@@ -68,18 +70,26 @@ async def measure(
     should_stop: Callable[[], bool],
     tag: str,
     mark: Callable[[], MeterReading | None] | None = None,
+    offsets_s: list[float] | None = None,
 ) -> Window:
-    """Send all specs at once; the window runs from the first send to the last completion.
+    """Send all specs at once, or spec i `offsets_s[i]` seconds after the window starts (an
+    open-loop point); the window runs from its start to the last completion.
 
-    `mark` reads the meter just before the first send and just after the last completion, so
+    `mark` reads the meter just before the window starts and just after the last completion, so
     the energy window has exact ends on a counter meter.
     """
     before = await collector.window_counters() if collector else None
     async with busy_sampling(collector.busy_slots if collector else None, 0.05) as busy:
         mark0 = await asyncio.to_thread(mark) if mark else None
         t0 = time.monotonic()
+        delays = offsets_s or [0.0] * len(specs)
         tasks = [
-            asyncio.create_task(stream_request(client, url, s, tag=tag, concurrent=len(specs))) for s in specs
+            asyncio.create_task(
+                _send_at(
+                    t0 + d, functools.partial(stream_request, client, url, s, tag=tag, concurrent=len(specs))
+                )
+            )
+            for s, d in zip(specs, delays)
         ]
         cancelled = False
         while not all(t.done() for t in tasks):
@@ -92,7 +102,7 @@ async def measure(
         await asyncio.gather(*tasks, return_exceptions=True)
     records: list[RequestRecord] = []
     errors: list[SpectopError] = []
-    for spec, t in zip(specs, tasks):
+    for spec, t, delay_s in zip(specs, tasks, delays):
         if t.cancelled():
             continue
         error = t.exception()
@@ -104,7 +114,7 @@ async def measure(
         if not isinstance(error, SpectopError):
             raise error
         errors.append(error)
-        records.append(failed_record(url, spec, t0, time.monotonic(), str(error), tag))
+        records.append(failed_record(url, spec, t0 + delay_s, time.monotonic(), str(error), tag))
     if errors and len(errors) == len(records):
         raise errors[0]
     t1 = max((r.t_done_s for r in records), default=time.monotonic())
@@ -124,6 +134,14 @@ async def measure(
         energy_t0_s=t_mark0,
         energy_t1_s=t_mark1,
     )
+
+
+async def _send_at(at_s: float, request: Callable[[], Coroutine[Any, Any, RequestRecord]]) -> RequestRecord:
+    """The request, sent at `at_s` on the monotonic clock (at once when that has passed)."""
+    delay_s = at_s - time.monotonic()
+    if delay_s > 0:
+        await asyncio.sleep(delay_s)
+    return await request()
 
 
 def _with_batch(record: RequestRecord, busy: list[tuple[float, int]], sent: int) -> RequestRecord:

@@ -12,6 +12,7 @@ import random
 from dataclasses import dataclass, field, replace
 
 from collectors.errors import SpectopError
+from collectors.sweep.open_loop import parse_arrivals
 from collectors.sweep.prompts import BUILT_IN, DEFAULT_SET, PromptSet
 
 MAX_BATCH = 4096  # concurrent requests in one point: beyond any server's slots
@@ -19,6 +20,10 @@ MAX_BATCHES = 64  # points per pass at most: each is three windows
 MAX_TOKENS = 1_000_000  # per answer: beyond any context window
 MAX_PASSES = 100
 MAX_IDLE_S = 3600.0
+MAX_RATE_RPS = 10_000.0  # requests per second offered at an open-loop point
+MAX_RATE_REQUESTS = 100_000
+RATES_FIX = "e.g. --rate 0.5,1,2,4 (requests per second)"
+OPEN_LOOP_KEYS = frozenset({"rates", "arrivals", "arrival_seed", "rate_requests"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,12 +35,14 @@ class PointKey:
     arm: str
     phase: str = ""  # "before" / "after" for plain, "" for draft
     prompt_class: str = ""  # the prompt class of a multi-arm sweep's point; "" in the paired sweep
+    rate_rps: float | None = None  # an open-loop point's offered rate (its batch is 0); None: B at once
 
     @property
     def label(self) -> str:
         phase = f" {self.phase}" if self.phase else ""
         cls = f"{self.prompt_class} " if self.prompt_class else ""
-        return f"{cls}B={self.batch} {self.arm}{phase} (pass {self.pass_index + 1})"
+        load = f"B={self.batch}" if self.rate_rps is None else f"rate {self.rate_rps:g}/s"
+        return f"{cls}{load} {self.arm}{phase} (pass {self.pass_index + 1})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,10 +60,15 @@ class SweepPlan:
     route: str | None = None  # None: native /completion on llama-server, chat elsewhere
     temperature: float = 0.0
     refine: bool = False  # after the grid, measure the batch between the two around the crossover
+    # open-loop points (open_loop.py): offered rates in requests/s, after the batches; none by default
+    rates: tuple[float, ...] = ()
+    arrivals: str = "poisson"  # or "bursty:CV"
+    arrival_seed: int = 0
+    rate_requests: int = 64  # requests per open-loop point, each `max_tokens` long
 
     def __post_init__(self) -> None:
         if (
-            not self.batches
+            (not self.batches and not self.rates)
             or len(self.batches) > MAX_BATCHES
             or any(not 1 <= b <= MAX_BATCH for b in self.batches)
         ):
@@ -76,9 +88,17 @@ class SweepPlan:
             raise SpectopError(
                 f"--idle must be seconds from 0 to {MAX_IDLE_S:g}, not {self.idle_s}", "e.g. --idle 5"
             )
+        _check_rates(self.rates)
+        parse_arrivals(self.arrivals)  # a bad name or CV raises here, before anything runs
+        if not 1 <= self.rate_requests <= MAX_RATE_REQUESTS:
+            raise SpectopError(
+                f"--rate-requests must be from 1 to {MAX_RATE_REQUESTS:,}, not {self.rate_requests}",
+                "e.g. --rate-requests 64",
+            )
 
     def schedule(self) -> list[PointKey]:
-        """Every window in order: passes alternate batch order; at each batch plain, draft, plain."""
+        """Every window in order: passes alternate batch order, then rate order (open-loop points
+        after the closed-loop ones); at each batch or rate plain, draft, plain."""
         keys = []
         for p in range(self.passes):
             batches = sorted(self.batches) if p % 2 == 0 else sorted(self.batches, reverse=True)
@@ -87,6 +107,12 @@ class SweepPlan:
                     PointKey(p, b, "plain", "before"),
                     PointKey(p, b, "draft"),
                     PointKey(p, b, "plain", "after"),
+                ]
+            for r in sorted(self.rates, reverse=p % 2 == 1):
+                keys += [
+                    PointKey(p, 0, "plain", "before", rate_rps=r),
+                    PointKey(p, 0, "draft", rate_rps=r),
+                    PointKey(p, 0, "plain", "after", rate_rps=r),
                 ]
         return keys
 
@@ -107,6 +133,13 @@ class ArmsPlan:
     arm_names: tuple[str, ...]
     classes: tuple[PromptSet, ...]  # empty: the paired sweep's one unnamed class, `base.prompts`
     seed: int = 0  # of the shuffled order
+
+    def __post_init__(self) -> None:
+        if self.classes and self.base.rates:
+            raise SpectopError(
+                "--rate works in the paired sweep (plain against draft), not with named arms",
+                "run the open-loop points as a paired sweep: --plain ... --draft ... --rate R",
+            )
 
     @property
     def is_paired(self) -> bool:
@@ -160,4 +193,25 @@ def parse_batches(text: str) -> tuple[int, ...]:
             f"--batches must be up to {MAX_BATCHES} whole numbers from 1 to {MAX_BATCH}, not {text!r}",
             "e.g. --batches 1,2,4,8,16",
         )
+    return values
+
+
+def _check_rates(rates: tuple[float, ...]) -> None:
+    if len(rates) > MAX_BATCHES or any(not (math.isfinite(r) and 0 < r <= MAX_RATE_RPS) for r in rates):
+        raise SpectopError(
+            f"--rate must be up to {MAX_BATCHES} rates above 0 and at most {MAX_RATE_RPS:g} requests/s, "
+            f"not {rates}",
+            RATES_FIX,
+        )
+
+
+def parse_rates(text: str) -> tuple[float, ...]:
+    """`--rate 0.5,1,2`: offered rates in requests per second, each once."""
+    try:
+        values = tuple(dict.fromkeys(float(v) for v in text.replace(" ", "").split(",") if v))
+    except ValueError as exc:
+        raise SpectopError(f"--rate must be comma-separated numbers, not {text!r}", RATES_FIX) from exc
+    if not values:
+        raise SpectopError("--rate is empty", RATES_FIX)
+    _check_rates(values)
     return values

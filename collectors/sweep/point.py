@@ -6,7 +6,8 @@ and the energy's figures written inline (`flatten`). Pitfalls handled: rows save
 versions lack fields added since (the meter's window `energy_window_s`, every gap `chunk_gaps_ms`,
 `steps_exact`, `energy_covered`, the requests): each takes a default that means what the older row
 meant (unknown, or covered as it was then assumed), never a number it did not hold; a paired
-sweep's row has no `prompt_class` key at all.
+sweep's row has no `prompt_class` key at all, a closed-loop point no `load`, and rows saved before
+the requests in flight were counted no `in_flight`.
 """
 
 from __future__ import annotations
@@ -127,6 +128,34 @@ class EnergyFigures:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class InFlight:
+    """Requests in flight over a window, from their send and completion times (open_loop.py):
+    the time-average, time-weighted p50 and p90, the most at once, and the seconds at each level."""
+
+    mean: float | None
+    p50: int | None
+    p90: int | None
+    maximum: int | None = field(metadata={"json": "max"})
+    seconds: tuple[float, ...] = ()  # seconds[k]: seconds with k requests in flight
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OpenLoad:
+    """An open-loop point's offered load: `requests` sent at `rate_rps` by an arrival process
+    (`poisson`, or `bursty:CV`), from a seed."""
+
+    rate_rps: float
+    arrivals: str
+    seed: int
+    requests: int
+
+    @property
+    def label(self) -> str:
+        """ "2/s poisson": the load a figure came from."""
+        return f"{self.rate_rps:g}/s {self.arrivals}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SweepPoint:
     """One measured window of one arm at one batch (and prompt class), its figures and its flags."""
 
@@ -151,6 +180,14 @@ class SweepPoint:
     temperature: float | None = None
     flags: tuple[Flag, ...] = ()
     prompt_class: str | None = field(default=None, metadata={"omit_none": True})  # multi-arm only
+    # an open-loop point's offered load (its `batch` is 0); absent on a closed-loop point
+    load: OpenLoad | None = field(default=None, metadata={"omit_none": True})
+    in_flight: InFlight | None = field(default=None, metadata={"omit_none": True})  # absent in older rows
+
+    @property
+    def rate_rps(self) -> float | None:
+        """The offered rate of an open-loop point; None for a closed-loop one (B at once)."""
+        return self.load.rate_rps if self.load else None
 
     @property
     def metered_s(self) -> float:

@@ -18,6 +18,7 @@ from typing import Any
 
 from collectors.sweep.codec import from_json
 from collectors.sweep.point import Flag as Flag  # summaries carry the points' flag
+from collectors.sweep.point import InFlight
 from collectors.sweep.rule import Crossover as Crossover
 from collectors.sweep.rule import Verdict, judge
 
@@ -85,6 +86,47 @@ class PairUntrusted:
 
 
 @dataclass(frozen=True, slots=True)
+class RatePair:
+    """An open-loop row: plain and draft at one offered rate, each with the requests it had in
+    flight (pooled over the points its figures come from), and the draft's ratios to plain."""
+
+    rate_rps: float
+    arrivals: str
+    plain: ArmFigures
+    draft: ArmFigures
+    plain_in_flight: InFlight | None
+    draft_in_flight: InFlight | None
+    speedup: float | None
+    energy_ratio: float | None
+    net_energy_ratio: float | None
+    power_ratio: float | None
+    void: bool
+    trusted: bool
+    verdict: Verdict | None
+    excluded_points: int
+    excluded: tuple[str, ...]
+    untrusted_because: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RateUntrusted:
+    rate_rps: float
+    because: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class OpenLoopSummary:
+    """The open-loop points' table, and the crossover and recommendation read from it on plain's
+    achieved mean concurrency (open_loop_summary.py)."""
+
+    arrivals: str
+    rows: tuple[RatePair, ...]
+    crossover: Crossover | None
+    recommendation: str
+    untrusted: tuple[RateUntrusted, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class PairedSummary:
     """Note 25's table, the crossover and the recommendation (schema "spectop.summary/2")."""
 
@@ -99,6 +141,8 @@ class PairedSummary:
     recommendation: str
     untrusted: tuple[PairUntrusted, ...]
     flags: tuple[str, ...]
+    # the open-loop points (--rate), apart from the closed-loop table above; absent without them
+    open_loop: OpenLoopSummary | None = field(default=None, metadata={"omit_none": True})
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from collectors.sweep.point import Flag, Machine, ServerIdentity
 RUN_SCHEMA = "spectop.run/1"  # meta.json of a paired sweep
 ARMS_RUN_SCHEMA = "spectop.run-arms/1"  # meta.json of a multi-arm sweep
 
-_MULTI_ARM = {"omit_none": True}  # a paired run's meta.json has no such key
+_MULTI_ARM = {"omit_none": True}  # a paired (closed-loop) run's meta.json has no such key
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -56,6 +56,11 @@ class PlanSaved:
     route: str | None = None
     temperature: float | None = None
     refine: bool = False
+    # open-loop points (a run with --rate only): what plan.SweepPlan calls them
+    rates: tuple[float, ...] | None = field(default=None, metadata=_MULTI_ARM)
+    arrivals: str | None = field(default=None, metadata=_MULTI_ARM)
+    arrival_seed: int | None = field(default=None, metadata=_MULTI_ARM)
+    rate_requests: int | None = field(default=None, metadata=_MULTI_ARM)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

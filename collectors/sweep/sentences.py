@@ -9,6 +9,12 @@ is named with why; a failed arm is named with its reason.
 from __future__ import annotations
 
 from collectors.sweep.checks import ENERGY_ONLY
+from collectors.sweep.open_loop_tables import (
+    CLOSED_TITLE,
+    markdown_table,
+    open_loop_markdown,
+    open_loop_sentences,
+)
 from collectors.sweep.records import ArmsSummary, PairedSummary, Summary
 from collectors.sweep.rule import Crossover
 from collectors.sweep.tables import arms_cells, cell, table_cells
@@ -22,7 +28,21 @@ def sentences(record: Summary) -> list[str]:
 def verdict_sentences(record: PairedSummary) -> list[str]:
     """The crossover, the recommendation, the batches left out and the idle baseline, as sentences."""
     assert isinstance(record, PairedSummary)
+    lines = _closed_loop_sentences(record) if record.rows or not record.open_loop else []
+    if record.open_loop:
+        lines += open_loop_sentences(record.open_loop)
+    if record.idle_w is not None:
+        lines.append(f"Idle power {record.idle_w:.1f} W; net energy subtracts it over each window.")
+    elif record.idle_flag:
+        lines.append(f"Idle power not used: {record.idle_flag.message}.")
+    return lines
+
+
+def _closed_loop_sentences(record: PairedSummary) -> list[str]:
     lines = []
+    if record.open_loop:  # say which load these figures came from
+        batches = ", ".join(str(t.batch) for t in record.rows)
+        lines.append(f"Closed-loop load: B requests at once, B = {batches}.")
     cross = record.crossover
     if cross:
         lines.append(
@@ -43,10 +63,6 @@ def verdict_sentences(record: PairedSummary) -> list[str]:
                 f"No trustworthy pair at B={u.batch}: {', '.join(u.because)} "
                 "(its ratios are shown in parentheses, not used)."
             )
-    if record.idle_w is not None:
-        lines.append(f"Idle power {record.idle_w:.1f} W; net energy subtracts it over each window.")
-    elif record.idle_flag:
-        lines.append(f"Idle power not used: {record.idle_flag.message}.")
     return lines
 
 
@@ -111,8 +127,9 @@ def arms_sentences(record: ArmsSummary) -> list[str]:
 def to_markdown(record: Summary) -> str:
     """The table and the verdict sentences, of a summary of either kind."""
     header, rows = arms_cells(record) if isinstance(record, ArmsSummary) else table_cells(record)
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    lines.append("")
+    open_loop = record.open_loop if isinstance(record, PairedSummary) else None
+    lines = [f"{CLOSED_TITLE}:", ""] if open_loop and rows else []
+    lines += [*markdown_table(header, rows), ""] if rows or not open_loop else []
+    lines += open_loop_markdown(open_loop) if open_loop else []
     lines += sentences(record)
     return "\n".join(lines) + "\n"

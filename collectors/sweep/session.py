@@ -27,8 +27,9 @@ from collectors.servers import default_route, detect, open_collector
 from collectors.sweep import checks, measure
 from collectors.sweep.arms import ArmPool, ArmSpec
 from collectors.sweep.measure import energy_fields
-from collectors.sweep.plan import ArmsPlan, PointKey, SweepPlan, paired
-from collectors.sweep.point import Flag, PromptsUsed, ServerIdentity, SweepPoint
+from collectors.sweep.open_loop import arrival_offsets_s, in_flight, parse_arrivals
+from collectors.sweep.plan import OPEN_LOOP_KEYS, ArmsPlan, PointKey, SweepPlan, paired
+from collectors.sweep.point import Flag, OpenLoad, PromptsUsed, ServerIdentity, SweepPoint
 from collectors.sweep.prompts import PromptSet
 from collectors.sweep.records import Summary
 from collectors.sweep.run_meta import ARMS_RUN_SCHEMA, PlanPrompts, PlanSaved, PromptsSaved, RunMeta
@@ -146,15 +147,38 @@ class SweepSession:
                 await measure.warm_up(http, url, replace(spec, ignore_eos=True))
                 return measure.Window(0.0, 0.0, [])
             collector = open_collector(url, backend, client=http)
+            load = self.open_load(key)
             return await measure.measure(
                 http,
                 url,
-                self.specs(key.batch, backend, self.plan.max_tokens, self.prompts_for(key)),
+                self.specs(
+                    load.requests if load else key.batch, backend, self.plan.max_tokens, self.prompts_for(key)
+                ),
                 collector,
                 self.should_stop,
-                tag=f"sweep:{key.arm}:{key.batch}",
+                tag=f"sweep:{key.arm}:{key.batch}" if load is None else f"sweep:{key.arm}:{load.label}",
                 mark=self.sampler.mark if self.sampler else None,
+                offsets_s=self.offsets_s(key),
             )
+
+    def open_load(self, key: PointKey) -> OpenLoad | None:
+        """An open-loop point's offered load; None for a closed-loop one."""
+        if key.rate_rps is None:
+            return None
+        return OpenLoad(
+            rate_rps=key.rate_rps,
+            arrivals=parse_arrivals(self.plan.arrivals).spec,
+            seed=self.plan.arrival_seed,
+            requests=self.plan.rate_requests,
+        )
+
+    def offsets_s(self, key: PointKey) -> list[float] | None:
+        """An open-loop point's send times: the same for plain and draft at a rate in a pass."""
+        load = self.open_load(key)
+        if load is None:
+            return None
+        seed = (load.seed, key.pass_index, load.rate_rps, key.prompt_class)
+        return arrival_offsets_s(load.requests, load.rate_rps, parse_arrivals(load.arrivals), seed)
 
     def point_row(self, index: int, key: PointKey, window: measure.Window) -> SweepPoint:
         figures = measure.window_figures(window)
@@ -185,6 +209,9 @@ class SweepSession:
             temperature=self.plan.temperature,
             # a multi-arm sweep's point; the paired sweep's rows have no class
             prompt_class=key.prompt_class or None,
+            load=self.open_load(key),
+            # every request of the window, from the window's start to the last completion
+            in_flight=in_flight(((r.t_send_s, r.t_done_s) for r in window.records), window.t0_s, window.t1_s),
         )
         method = self.meter.method if self.meter else "none"
         flags = checks.point_flags(point, self.plan.max_tokens, method, energy)
@@ -196,8 +223,8 @@ class SweepSession:
                 (
                     r
                     for r in reversed(self.rows)
-                    if (r.pass_index, r.batch, r.arm, r.phase, r.prompt_class or "")
-                    == (key.pass_index, key.batch, "plain", phase, key.prompt_class)
+                    if (r.pass_index, r.batch, r.rate_rps, r.arm, r.phase, r.prompt_class or "")
+                    == (key.pass_index, key.batch, key.rate_rps, "plain", phase, key.prompt_class)
                 ),
                 None,
             )
@@ -213,7 +240,12 @@ class SweepSession:
         plan = self.plan
         meta = RunMeta(
             plan=PlanSaved(
-                **{k: v for k, v in asdict(plan).items() if k != "prompts"},
+                # a closed-loop run's meta.json is as it always was: no open-loop keys
+                **{
+                    k: v
+                    for k, v in asdict(plan).items()
+                    if k != "prompts" and (plan.rates or k not in OPEN_LOOP_KEYS)
+                },
                 prompts=PlanPrompts(plan.prompts.name, plan.prompts.digest, tuple(plan.prompts.prompts)),
             ),
             arms=self.arms,

@@ -24,6 +24,7 @@ from collectors.sweep import checks
 from collectors.sweep.aggregate import aggregate, arm_figures
 from collectors.sweep.best_arms import ACCEPTANCE_LINE, best_arms, round_energy_mj, turn_off, void_waived
 from collectors.sweep.codec import to_json
+from collectors.sweep.open_loop_summary import open_loop_of
 from collectors.sweep.point import ServerIdentity, SweepPoint
 from collectors.sweep.records import (
     ARMS_SUMMARY_SCHEMA,
@@ -156,7 +157,8 @@ def _paired_summary(rows: Sequence[Row], meta: RunMeta) -> PairedSummary:
     excluded = checks.exclusions(rows)
     by_batch: dict[int, list[int]] = {}
     for i, row in enumerate(rows):
-        by_batch.setdefault(row.batch, []).append(i)
+        if row.load is None:  # open-loop points have a table of their own
+            by_batch.setdefault(row.batch, []).append(i)
     table = [
         _batch_row(b, [rows[i] for i in by_batch[b]], [excluded[i] for i in by_batch[b]])
         for b in sorted(by_batch)
@@ -185,6 +187,7 @@ def _paired_summary(rows: Sequence[Row], meta: RunMeta) -> PairedSummary:
         recommendation=recommendation,
         untrusted=tuple(untrusted),
         flags=_flags(rows),
+        open_loop=open_loop_of(rows, excluded, _batch_row),
     )
 
 

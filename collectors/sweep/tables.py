@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from collectors.fmt import MISSING, num, pct
-from collectors.sweep.records import ArmEntry, ArmFigures, ArmsSummary, BatchPair, PairedSummary
+from collectors.sweep.records import ArmEntry, ArmFigures, ArmsSummary, BatchPair, PairedSummary, RatePair
 from collectors.sweep.rule import Verdict
 from collectors.sweep.store import to_csv
 
@@ -106,7 +106,7 @@ ARMS_COLUMNS: list[ArmsColumn] = [
 ]
 
 
-def _flags(t: BatchPair) -> list[str]:
+def _flags(t: BatchPair | RatePair) -> list[str]:
     return sorted(set(t.plain.flags) | set(t.draft.flags))
 
 
@@ -174,35 +174,49 @@ def to_table_csv(record: PairedSummary | ArmsSummary) -> str:
     """Machine-friendly CSV: raw numbers, not formatted cells; lower bounds are left empty."""
     if isinstance(record, ArmsSummary):
         return _arms_csv(record)
-    out = []
-    for t in record.rows:
-        p, d = t.plain, t.draft
-        out.append(
-            [
-                t.batch,
-                p.tok_s,
-                d.tok_s,
-                t.speedup,
-                p.mj_per_token,
-                d.mj_per_token,
-                t.energy_ratio,
-                p.power_w,
-                d.power_w,
-                d.acceptance,
-                d.mean_advance,
-                d.verified_width,
-                p.net_mj_per_token,
-                d.net_mj_per_token,
-                p.ttft_ms_p50,
-                d.ttft_ms_p50,
-                d.chunk_gap_ms_p95,
-                d.chunk_gap_ms_p99,
-                ";".join(_flags(t)),
-                int(t.trusted),
-                t.verdict.value if t.verdict else "",
-            ]
-        )
-    return to_csv(PAIRED_CSV_HEADER, out)
+    if record.open_loop is not None:  # a column says which load each row came from
+        closed: list[list[Any]] = [["closed", "", "", "", "", *_paired_row(t, t.batch)] for t in record.rows]
+        opened = [
+            ["open", t.rate_rps, t.arrivals, *_in_flight_means(t), *_paired_row(t, None)]
+            for t in record.open_loop.rows
+        ]
+        return to_csv(OPEN_LOOP_CSV_HEADER + PAIRED_CSV_HEADER, closed + opened)
+    return to_csv(PAIRED_CSV_HEADER, [_paired_row(t, t.batch) for t in record.rows])
+
+
+OPEN_LOOP_CSV_HEADER = ["load", "rate_rps", "arrivals", "plain_in_flight_mean", "draft_in_flight_mean"]
+
+
+def _in_flight_means(t: RatePair) -> list[float | None]:
+    return [f.mean if f else None for f in (t.plain_in_flight, t.draft_in_flight)]
+
+
+def _paired_row(t: BatchPair | RatePair, batch: int | None) -> list[Any]:
+    """A closed-loop batch's or an open-loop rate's figures, as summary.csv's paired columns."""
+    p, d = t.plain, t.draft
+    return [
+        batch,
+        p.tok_s,
+        d.tok_s,
+        t.speedup,
+        p.mj_per_token,
+        d.mj_per_token,
+        t.energy_ratio,
+        p.power_w,
+        d.power_w,
+        d.acceptance,
+        d.mean_advance,
+        d.verified_width,
+        p.net_mj_per_token,
+        d.net_mj_per_token,
+        p.ttft_ms_p50,
+        d.ttft_ms_p50,
+        d.chunk_gap_ms_p95,
+        d.chunk_gap_ms_p99,
+        ";".join(_flags(t)),
+        int(t.trusted),
+        t.verdict.value if t.verdict else "",
+    ]
 
 
 ARMS_CSV_HEADER = [

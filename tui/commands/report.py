@@ -23,6 +23,7 @@ from collectors.export import json_forms
 from collectors.fmt import printable
 from collectors.recording.reader import is_recording
 from collectors.sweep.codec import from_json, to_json
+from collectors.sweep.open_loop_tables import CLOSED_TITLE
 from collectors.sweep.records import PairedSummary, Summary
 from collectors.sweep.sentences import arms_sentences, to_markdown, verdict_sentences
 from collectors.sweep.store import load_run
@@ -40,6 +41,7 @@ from tui.commands import _common as opts
 from tui.commands import _report_ledger
 from tui.commands._report_recording import printable_json, report_recording
 from tui.commands._report_requests import per_request_view
+from tui.commands._sweep_load import open_loop_table
 
 R = TypeVar("R")
 
@@ -147,10 +149,20 @@ def printable_record(record: R) -> R:
 
 def render_summary(summary: PairedSummary) -> Group:
     """Note 25's table (collectors/docs/note25.md), then what the ledger adds (collectors/docs/energy-ledger.md); flagged rows are coloured so nothing passes unseen."""
-    return Group(
+    tables = [
         _table(summary, MAIN_COLUMNS, "paired sweep: draft against plain"),
         _table(summary, DETAIL_COLUMNS, "drafting, net energy and latency (plain/draft)"),
-    )
+    ]
+    if summary.open_loop is None:
+        return Group(*tables)
+    # each table says which load its figures came from
+    closed = [_retitled(t, CLOSED_TITLE) for t in tables] if summary.rows else []
+    return Group(*closed, open_loop_table(summary.open_loop))
+
+
+def _retitled(table: Table, load: str) -> Table:
+    table.title = f"{table.title} ({load})"
+    return table
 
 
 def _table(summary: PairedSummary, columns: Sequence[Column], title: str) -> Table:
@@ -170,6 +182,8 @@ def verdict_lines(summary: PairedSummary) -> list[Text]:
     lines = []
     for sentence in verdict_sentences(summary):
         if sentence.startswith("Recommendation:"):
+            lines.append(Text(sentence, style="bold"))
+        elif sentence.startswith("Open-loop recommendation:"):
             lines.append(Text(sentence, style="bold"))
         elif sentence.startswith(("No trustworthy pair", "Idle power not used", "Energy not measured")):
             lines.append(Text(sentence, style="yellow"))

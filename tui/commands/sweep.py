@@ -27,11 +27,9 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from collectors.energy import ledger
 from collectors.export import json_forms
 from collectors.fmt import printable
 from collectors.meters import Sampler, sampling
-from collectors.sweep import checks
 from collectors.sweep import plan as sweep_plan
 from collectors.sweep.arms import make_arms
 from collectors.sweep.codec import to_json
@@ -43,15 +41,18 @@ from collectors.sweep.events import (
     SweepEnded,
     SweepStarted,
 )
-from collectors.sweep.point import SweepPoint
 from collectors.sweep.prompts import BUILT_IN, DEFAULT_SET, PromptSet, load_prompts
-from collectors.sweep.records import Summary
+from collectors.sweep.records import PairedSummary, Summary
 from collectors.sweep.runner import run_sweep
 from collectors.sweep.summary import rewrite_summary
 from tui.commands import _common as opts
 from tui.commands._sweep_arms import add_more_arm_options, arms_plan, multi_arm
+from tui.commands._sweep_lines import point_line as _point_line
+from tui.commands._sweep_lines import watts as _w
+from tui.commands._sweep_load import add_load_options, with_load
 from tui.commands.report import any_verdict_lines, render_any
 
+DEFAULT_BATCHES = "1,2,4,8,16"
 NAME = "sweep"
 HELP = "paired plain-versus-draft sweep over batch sizes"
 DESCRIPTION = (
@@ -63,9 +64,7 @@ DESCRIPTION = (
 def add_options(parser: argparse.ArgumentParser) -> None:
     opts.add_arm_options(parser, "arms (a running server's URL, or a command spectop starts)")
     add_more_arm_options(parser)
-    parser.add_argument(
-        "--batches", default="1,2,4,8,16", help="concurrent requests per point (default 1,2,4,8,16)"
-    )
+    parser.add_argument("--batches", help=f"concurrent requests per point (default {DEFAULT_BATCHES})")
     parser.add_argument(
         "--tokens",
         type=opts.whole("--tokens", 2, sweep_plan.MAX_TOKENS, 256),
@@ -108,6 +107,7 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         help="the server's native completion route or the OpenAI chat route "
         "(default: the server's native one where it has one, else chat)",
     )
+    add_load_options(parser)
     opts.add_options(parser, "meter", "results", "api-key", "json")
 
 
@@ -115,16 +115,18 @@ def build_plan(args: argparse.Namespace, prompts: PromptSet | None = None) -> sw
     plan = sweep_plan.SweepPlan(prompts=prompts or load_prompts(args.prompts))
     if args.quick:
         plan = sweep_plan.quick(plan)
-    if args.batches != "1,2,4,8,16" or not args.quick:
-        plan = replace(plan, batches=sweep_plan.parse_batches(args.batches))
+    given = args.batches is not None
+    if given or not args.quick:
+        plan = replace(plan, batches=sweep_plan.parse_batches(args.batches or DEFAULT_BATCHES))
     changes = {
         k: v
         for k, v in (("max_tokens", args.tokens), ("passes", args.passes), ("idle_s", args.idle))
         if v is not None
     }
-    return replace(
+    plan = replace(
         plan, **changes, fresh_server=args.fresh_server, route=args.route, refine=args.refine or plan.refine
     )
+    return with_load(plan, args, given)
 
 
 def _run_arms(args: argparse.Namespace) -> int:
@@ -283,11 +285,12 @@ def _finish(ended: SweepEnded, out, as_json: bool, interrupted: str | None) -> i
             file=sys.stderr,
         )
         return 1 if what.startswith("stopped:") else 130
-    untrusted = _untrusted_batches(record)
-    if untrusted:
-        batches = ", ".join(str(b) for b in untrusted)
+    untrusted, rates = _untrusted_batches(record), _untrusted_rates(record)
+    if untrusted or rates:
+        where = [f"B={', '.join(str(b) for b in untrusted)}"] if untrusted else []
+        where += [f"{', '.join(f'{r:g}' for r in rates)} requests/s"] if rates else []
         print(
-            f"spectop: no trustworthy pair at B={batches}: the result cannot be trusted there "
+            f"spectop: no trustworthy pair at {' and '.join(where)}: the result cannot be trusted there "
             f"(see the flags; files in {ended.run_dir})",
             file=sys.stderr,
         )
@@ -307,27 +310,7 @@ def _untrusted_batches(summary: Summary) -> list[int]:
     return sorted({u.batch for u in summary.untrusted if set(u.because) - CHOSEN})
 
 
-def _w(power_w: float | None) -> str:
-    return "—" if power_w is None else f"{power_w:.1f} W"
-
-
-def _point_line(row: SweepPoint, said: set[str] | None = None) -> str:
-    """One completed point; a flag every point of the run carries (the meter's) is said once,
-    under the first point, and `said` keeps which."""
-    said = set() if said is None else said
-    energy, tokens = row.energy, row.window.committed_tokens
-    mj = "—" if energy.mj_per_token is None else f"{energy.mj_per_token:.0f} mJ/token"
-    if not energy.energy_covered and energy.energy_j and tokens:
-        # the meter did not cover the window: its energy is a lower bound (the flag says so below)
-        mj = f"≥ {ledger.mj_per_token(energy.energy_j, tokens):.0f} mJ/token"
-    acceptance = row.window.acceptance
-    acc = "" if acceptance is None else f", acceptance {100 * acceptance:.0f} %"
-    new = [f for f in row.flags if f.code not in said]
-    said.update(f.code for f in new if f.code in checks.RUN_WIDE)
-    flags = "".join(f"\n    ! {f.message}" for f in new)
-    phase = f" {row.phase}" if row.phase else ""
-    cls = f"{row.prompt_class} " if row.prompt_class else ""
-    return (
-        f"  {cls}B={row.batch:<3} {row.arm}{phase}: {row.tok_s or 0.0:.1f} tok/s, {_w(energy.power_w)}, "
-        f"{mj}{acc}{flags}"
-    )
+def _untrusted_rates(summary: Summary) -> list[float]:
+    """The open-loop rates whose pair cannot be trusted for a reason the user did not choose."""
+    open_loop = summary.open_loop if isinstance(summary, PairedSummary) else None
+    return [u.rate_rps for u in open_loop.untrusted if set(u.because) - CHOSEN] if open_loop else []
