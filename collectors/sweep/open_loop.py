@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from collectors.errors import SpectopError
 from collectors.sweep.point import InFlight
@@ -132,3 +133,32 @@ def _level_at(seconds: Sequence[float], at_s: float) -> int:
         if cumulative >= at_s and s > 0:
             return k
     return len(seconds) - 1
+
+
+def open_loop_problem(row: Mapping[str, Any]) -> str | None:
+    """Why a points.jsonl row's `load` or `in_flight` is not what the summary reads (store.py)."""
+    load, flight = row.get("load"), row.get("in_flight")
+    if load is not None and not (
+        isinstance(load, dict)
+        and _positive(load.get("rate_rps"))
+        and isinstance(load.get("arrivals"), str)
+        and all(_whole(load.get(k)) for k in ("seed", "requests"))
+    ):
+        return "load is not {rate_rps, arrivals, seed, requests}"
+    if flight is not None and not (
+        isinstance(flight, dict)
+        and isinstance(flight.get("seconds"), list)
+        and all(_positive(s) or s == 0 for s in flight["seconds"])
+        and (flight.get("mean") is None or _positive(flight.get("mean")) or flight.get("mean") == 0)
+        and all(flight.get(k) is None or _whole(flight.get(k)) for k in ("p50", "p90", "max"))
+    ):
+        return "in_flight is not {mean, p50, p90, max, seconds}"
+    return None
+
+
+def _positive(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+
+
+def _whole(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0

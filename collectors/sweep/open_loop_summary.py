@@ -57,7 +57,7 @@ def open_loop_of(
         )
     # on plain's achieved mean concurrency, to two decimals (the recommendation prints them)
     ratios = [
-        (round(t.plain_in_flight.mean, 2), t.energy_ratio)
+        (_two_places(t.plain_in_flight.mean), t.energy_ratio)
         for t in table
         if t.trusted and t.energy_ratio is not None and t.plain_in_flight and t.plain_in_flight.mean
     ]
@@ -77,3 +77,9 @@ def _in_flight(rows: Sequence[SweepPoint], excluded: Sequence[tuple[str, ...]], 
     points = [(r, c) for r, c in zip(rows, excluded) if r.arm == arm]
     kept = [r for r, c in points if not checks.for_speed(c)] or [r for r, _ in points]
     return pooled(r.in_flight for r in kept)
+
+
+def _two_places(value: float) -> float | int:
+    """The concurrency as the recommendation prints it: 2.37, or 2 rather than 2.0."""
+    rounded = round(value, 2)
+    return int(rounded) if rounded.is_integer() else rounded

@@ -27,6 +27,7 @@ from collectors.errors import SpectopError
 from collectors.export.json_forms import dumps, finite
 from collectors.redact import redact_argv, redact_command
 from collectors.sweep.codec import from_json, to_json
+from collectors.sweep.open_loop import open_loop_problem
 from collectors.sweep.point import POINT_SCHEMA, Machine, SweepPoint
 from collectors.sweep.records import ARMS_SUMMARY_SCHEMA, SUMMARY_SCHEMA, Summary
 from collectors.sweep.run_meta import ARMS_RUN_SCHEMA, RUN_SCHEMA, RunMeta
@@ -260,7 +261,8 @@ def point_problem(row: Any) -> str | None:
     if not isinstance(row, dict):
         return "not a JSON object"
     if not (isinstance(row.get("batch"), int) and not isinstance(row["batch"], bool) and row["batch"] >= 1):
-        return "no batch (a whole number from 1)"
+        if row.get("batch") != 0 or row.get("load") is None:  # an open-loop point's batch is 0
+            return "no batch (a whole number from 1)"
     named = bool(row.get("prompt_class")) and isinstance(row.get("arm"), str) and bool(row.get("arm"))
     if row.get("arm") not in ("plain", "draft") and not named:  # a multi-arm sweep's arms have names
         return "no arm (plain or draft)"
@@ -286,7 +288,7 @@ def point_problem(row: Any) -> str | None:
         and all(isinstance(q, dict) and _number(q.get("ttft_ms")) for q in requests)
     ):
         return "requests are not a list of request objects"
-    return None
+    return open_loop_problem(row)
 
 
 def to_csv(header: list[str], rows: list[list[Any]]) -> str:
