@@ -8,13 +8,13 @@ Pitfall handled: a run without open-loop points renders exactly as before (its f
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from collectors.sweep.checks import ENERGY_ONLY
 from collectors.sweep.point import InFlight
-from collectors.sweep.records import OpenLoopSummary, RatePair
+from collectors.sweep.records import BatchPair, OpenLoopSummary, RatePair
 from collectors.sweep.rule import Crossover
-from collectors.sweep.tables import VERDICT_WORDS, AtLeast, Unused, cell
+from collectors.sweep.tables import MAIN_COLUMNS, VERDICT_WORDS, AtLeast, Unused, cell
 
 CLOSED_TITLE = "closed-loop load: B requests at once"
 OPEN_TITLE = "open-loop load: requests arriving at R per second"
@@ -70,6 +70,16 @@ def rate_flags(t: RatePair) -> list[str]:
 def rate_cells(record: OpenLoopSummary) -> tuple[list[str], list[list[str]]]:
     header = [name for name, _, _ in RATE_COLUMNS]
     return header, [[cell(get(t), spec) for _, get, spec in RATE_COLUMNS] for t in record.rows]
+
+
+def main_cells(record: OpenLoopSummary) -> list[list[str]]:
+    """Each rate as a row of note 25's table (MAIN_COLUMNS), "20/s" in its requests column: a rate's
+    row has every figure those columns read but the batch."""
+    rows = []
+    for t in record.rows:
+        pair = cast(BatchPair, t)
+        rows.append([f"{t.rate_rps:g}/s", *(cell(get(pair), spec) for _, get, spec in MAIN_COLUMNS[1:])])
+    return rows
 
 
 def _rates(record: OpenLoopSummary) -> str:

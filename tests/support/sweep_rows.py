@@ -50,6 +50,35 @@ def note25_rows():
     return rows
 
 
+RATES = {1: 0.5, 2: 1.0, 4: 2.0}  # note 25's batch: the rate whose plain points had it in flight
+
+
+def _seconds(level: int) -> list[float]:
+    """10 s at `level` in flight: a mean of exactly `level`."""
+    return [0.0] * level + [10.0]
+
+
+def rate_rows() -> list[dict]:
+    """Open-loop rows: note 25's B=1, 2, 4 figures at rates 0.5, 1, 2/s, whose plain points had
+    1, 2 and 4 requests in flight on average (draft one more)."""
+    rows = []
+    for b, p_tok, d_tok, p_w, d_w in NOTE25:
+        if b not in RATES:
+            continue
+        load = {"rate_rps": RATES[b], "arrivals": "poisson", "seed": 0, "requests": 64}
+        # draft's in flight differs from plain's (one more here): read on it, the crossover would move
+        plain_flight = {"mean": b, "p50": b, "p90": b, "max": b, "seconds": _seconds(b)}
+        draft_flight = {"mean": b + 1, "p50": b + 1, "p90": b + 1, "max": b + 1, "seconds": _seconds(b + 1)}
+        for r in (
+            row(b, "plain", p_tok, p_w, phase="before"),
+            row(b, "draft", d_tok, d_w, drafted=400, accepted=280, steps=200),
+            row(b, "plain", p_tok, p_w, phase="after"),
+        ):
+            r.update(batch=0, load=load, in_flight=draft_flight if r["arm"] == "draft" else plain_flight)
+            rows.append(r)
+    return rows
+
+
 def flagged(rows, batch, arm, code, phase=None):
     """`rows` with one code added to the points of `arm` at `batch` (and `phase`, when given)."""
     for r in rows:

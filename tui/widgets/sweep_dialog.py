@@ -26,7 +26,8 @@ from collectors.redact import redact_command, restore
 from collectors.servers import registry
 from collectors.sweep.arms import make_arms
 from collectors.sweep.named_arms import make_named_arms
-from collectors.sweep.plan import ArmsPlan, SweepPlan, parse_batches
+from collectors.sweep.open_loop import parse_arrivals
+from collectors.sweep.plan import ArmsPlan, SweepPlan, parse_batches, parse_rates
 from collectors.sweep.prompts import BUILT_IN, load_classes, load_prompts
 from collectors.sweep.request import SavedRun, SweepRequest
 from collectors.sweep.summary import summarize_saved
@@ -39,6 +40,17 @@ DRAFT_HINT = f"http://… or {registry.example_draft_command()}"  # the dialects
 
 def arm_field(url: str | None, cmd: str | None) -> str:
     return url or cmd or ""
+
+
+RATES_HINT = "e.g. 1,2,4 or 1,2,4 bursty:3: requests arriving at R/s"
+
+
+def open_loop_field(text: str) -> tuple[tuple[float, ...], str]:
+    """The rates field: "1,2,4" (Poisson arrivals) or "1,2,4 bursty:3"; empty, no open-loop points."""
+    rates, _, arrivals = text.strip().partition(" ")
+    if not rates:
+        return (), "poisson"
+    return parse_rates(rates), parse_arrivals(arrivals.strip() or "poisson").spec
 
 
 def parse_arm(text: str) -> tuple[str | None, str | None]:
@@ -70,6 +82,8 @@ class SweepDialog(ModalScreen[SweepRequest | SavedRun | None]):
             with Grid(id="dialog-grid"):
                 yield Label("batches")
                 yield Input(",".join(map(str, plan.batches)), id="batches", compact=True)
+                yield Label("open-loop rates (per s)")
+                yield Input(id="rates", compact=True, placeholder=RATES_HINT)
                 yield Label("tokens per answer")
                 yield Input(str(plan.max_tokens), id="tokens", type="integer", compact=True)
                 yield Label("passes")
@@ -153,15 +167,17 @@ class SweepDialog(ModalScreen[SweepRequest | SavedRun | None]):
         """The sweep as set in the fields; a bad field raises with a message shown in the dialog."""
         value = lambda wid: self.query_one(wid, Input).value.strip()  # noqa: E731
         tokens, passes = value("#tokens"), value("#passes")
-        base = (
-            self.quick_plan if self.quick_plan.batches == parse_batches(value("#batches")) else self.full_plan
-        )
+        rates, arrivals = open_loop_field(value("#rates"))
+        batches = parse_batches(value("#batches")) if value("#batches") or not rates else ()
+        base = self.quick_plan if self.quick_plan.batches == batches else self.full_plan
         prompts = str(self.query_one("#prompts", Select).value)
         lengths, ngram = value("#draft-lengths"), self.query_one("#ngram", Checkbox).value
         classes = load_classes(prompts) if lengths or ngram or prompts == CLASSES else None
         plan = replace(
             base,
-            batches=parse_batches(value("#batches")),
+            batches=batches,
+            rates=rates,
+            arrivals=arrivals,
             max_tokens=int(tokens) if tokens else base.max_tokens,
             passes=int(passes) if passes else base.passes,
             prompts=classes[0] if classes else load_prompts(prompts),

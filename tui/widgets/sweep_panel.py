@@ -15,6 +15,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Static
 
 from collectors.fmt import num, pct, printable
+from collectors.sweep.open_loop_tables import main_cells, open_loop_sentences
 from collectors.sweep.plan import PointKey
 from collectors.sweep.point import SweepPoint
 from collectors.sweep.records import ArmsSummary, Summary
@@ -158,8 +159,10 @@ class SweepPanel(Vertical):
         points = self.query_one("#sweep-points", DataTable)
         points.clear(columns=True)
         classes = any(k.prompt_class for k in schedule)  # a multi-arm sweep: "prose draft-16 before"
+        rates = any(k.rate_rps is not None for k in schedule)  # open-loop points: "0.5/s" for B
         for label, key, width in POINT_COLUMNS:
             width = {"arm": 20, "flags": 16}.get(key, width) if classes else width
+            width = 6 if rates and key == "batch" else width
             points.add_column(label, key=key, width=width)
         self.add_points(0, schedule)
         self.query_one("#sweep-table", DataTable).clear()
@@ -170,7 +173,7 @@ class SweepPanel(Vertical):
         points = self.query_one("#sweep-points", DataTable)
         for i, key in enumerate(keys, start=first_index):
             points.add_row(
-                str(key.batch),
+                str(key.batch) if key.rate_rps is None else f"{key.rate_rps:g}/s",
                 (f"{key.prompt_class} " if key.prompt_class else "")
                 + key.arm
                 + (f" {key.phase}" if key.phase else ""),
@@ -215,6 +218,9 @@ class SweepPanel(Vertical):
         for row, t in zip(cells, record.rows):
             style = "red" if t.void else ""
             table.add_row(*(Text(c, style=style) for c in row))
+        if record.open_loop:  # each rate under the batches, "2/s" where a batch shows B
+            for row, rate in zip(main_cells(record.open_loop), record.open_loop.rows):
+                table.add_row(*(Text(c, style="red" if rate.void else "cyan") for c in row))
         self.query_one(SweepPlot).show(record)
 
     def _show_arms(self, summary: ArmsSummary) -> None:
@@ -246,13 +252,17 @@ class SweepPanel(Vertical):
         verdict = Text()
         if isinstance(summary, ArmsSummary):
             return arms_verdict(summary)
-        verdict.append(f"Recommendation: {summary.recommendation}.", style="bold")
+        if summary.rows or not summary.open_loop:  # a run of rates alone has no closed-loop verdict
+            verdict.append(f"Recommendation: {summary.recommendation}.", style="bold")
         if summary.crossover:
             cross = summary.crossover
             verdict.append(
                 f"  Crossover {crossover_at(cross)} requests (energy ratio 1.0), "
                 f"{band_interval(cross)} within the ±{100 * cross.even_band:.0f} % band."
             )
+        for sentence in open_loop_sentences(summary.open_loop)[1:] if summary.open_loop else []:
+            if sentence.startswith("Open-loop"):  # its crossover and recommendation (cyan: its rows')
+                verdict.append(("\n" if verdict.plain else "") + sentence, style="bold cyan")
         for sentence in verdict_sentences(summary):  # what the summary left out, and why
             if sentence.startswith(("No trustworthy pair", "Idle power not used", "Energy not measured")):
                 verdict.append("\n" + sentence, style="yellow")

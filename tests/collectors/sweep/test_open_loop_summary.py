@@ -10,33 +10,7 @@ import pytest
 
 from collectors.sweep import sentences, summary, tables
 from collectors.sweep.records import PairedSummary
-from tests.support.sweep_rows import NOTE25, note25_rows, points, row
-
-RATES = {1: 0.5, 2: 1.0, 4: 2.0}  # note 25's batch: the rate whose plain points had it in flight
-
-
-def _seconds(level: int) -> list[float]:
-    """10 s at `level` in flight: a mean of exactly `level`."""
-    return [0.0] * level + [10.0]
-
-
-def rate_rows() -> list[dict]:
-    rows = []
-    for b, p_tok, d_tok, p_w, d_w in NOTE25:
-        if b not in RATES:
-            continue
-        load = {"rate_rps": RATES[b], "arrivals": "poisson", "seed": 0, "requests": 64}
-        # drafting holds fewer in flight (it is faster); were the crossover read on it, it would move
-        plain_flight = {"mean": b, "p50": b, "p90": b, "max": b, "seconds": _seconds(b)}
-        draft_flight = {"mean": b + 1, "p50": b + 1, "p90": b + 1, "max": b + 1, "seconds": _seconds(b + 1)}
-        for r in (
-            row(b, "plain", p_tok, p_w, phase="before"),
-            row(b, "draft", d_tok, d_w, drafted=400, accepted=280, steps=200),
-            row(b, "plain", p_tok, p_w, phase="after"),
-        ):
-            r.update(batch=0, load=load, in_flight=draft_flight if r["arm"] == "draft" else plain_flight)
-            rows.append(r)
-    return rows
+from tests.support.sweep_rows import note25_rows, points, rate_rows
 
 
 def test_open_loop_crossover_is_read_on_plain_s_achieved_concurrency():
