@@ -18,6 +18,7 @@ from types import MappingProxyType
 
 from collectors.meters.window import WindowEnergy
 from collectors.servers import registry
+from collectors.sweep.open_loop import late_sends_flag
 from collectors.sweep.point import Flag, SweepPoint
 
 Row = SweepPoint
@@ -62,7 +63,7 @@ def point_flags(
     if meter_method == "estimate":
         flags.append(flag("estimate", ESTIMATE_MESSAGE))
     traffic = other_traffic_flag(row)
-    return flags + ([traffic] if traffic else [])
+    return flags + ([traffic] if traffic else []) + late_sends_flag(row)
 
 
 ESTIMATE_MESSAGE = (

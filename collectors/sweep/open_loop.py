@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from collectors.errors import SpectopError
-from collectors.sweep.point import InFlight
+from collectors.sweep.point import Flag, InFlight, SweepPoint
 
 BURSTY_CV = 2.0  # `bursty` alone: inter-arrival gaps twice as variable as Poisson's
 MAX_CV = 10.0
@@ -162,3 +162,19 @@ def _positive(v: Any) -> bool:
 
 def _whole(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def late_sends_flag(row: SweepPoint) -> list[Flag]:
+    """An open-loop point whose client sent a tenth of its requests later than their schedule by
+    more than half a mean gap (and 20 ms: a loaded machine's event loop is that late anyway): the
+    traffic came bunched, not as offered. A warning: the point counts, and says so."""
+    late_ms = row.load.send_late_ms_p90 if row.load else None
+    if row.load is None or late_ms is None or late_ms <= max(20.0, 500.0 / row.load.rate_rps):
+        return []
+    return [
+        Flag(
+            "late-sends",
+            f"a tenth of the requests went out over {late_ms:.0f} ms late against their arrival times: "
+            "the client was too busy for the rate (a loaded machine), so the traffic came bunched",
+        )
+    ]

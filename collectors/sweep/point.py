@@ -148,6 +148,8 @@ class OpenLoad:
     arrivals: str
     seed: int
     requests: int
+    # how late the client sent its requests against their schedule (a busy client sends late)
+    send_late_ms_p90: float | None = None
 
     @property
     def label(self) -> str:

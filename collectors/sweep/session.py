@@ -17,6 +17,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 import httpx
+import numpy as np
 
 from collectors.errors import SpectopError
 from collectors.http import STREAM_TIMEOUT, make_client
@@ -161,16 +162,22 @@ class SweepSession:
                 offsets_s=self.offsets_s(key),
             )
 
-    def open_load(self, key: PointKey) -> OpenLoad | None:
-        """An open-loop point's offered load; None for a closed-loop one."""
+    def open_load(self, key: PointKey, window: measure.Window | None = None) -> OpenLoad | None:
+        """An open-loop point's offered load (with how late `window`'s sends were); None for a
+        closed-loop one."""
         if key.rate_rps is None:
             return None
-        return OpenLoad(
+        load = OpenLoad(
             rate_rps=key.rate_rps,
             arrivals=parse_arrivals(self.plan.arrivals).spec,
             seed=self.plan.arrival_seed,
             requests=self.plan.rate_requests,
         )
+        offsets = self.offsets_s(key) if window is not None else None
+        if window is None or offsets is None or len(window.records) != len(offsets):
+            return load
+        late_ms = [1000 * (r.t_send_s - window.t0_s - o) for r, o in zip(window.records, offsets)]
+        return replace(load, send_late_ms_p90=round(float(np.percentile(late_ms, 90)), 3))
 
     def offsets_s(self, key: PointKey) -> list[float] | None:
         """An open-loop point's send times: the same for plain and draft at a rate in a pass."""
@@ -209,7 +216,7 @@ class SweepSession:
             temperature=self.plan.temperature,
             # a multi-arm sweep's point; the paired sweep's rows have no class
             prompt_class=key.prompt_class or None,
-            load=self.open_load(key),
+            load=self.open_load(key, window),
             # every request of the window, from the window's start to the last completion
             in_flight=in_flight(((r.t_send_s, r.t_done_s) for r in window.records), window.t0_s, window.t1_s),
         )

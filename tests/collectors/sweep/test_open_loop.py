@@ -10,10 +10,12 @@ import statistics
 import pytest
 
 from collectors.errors import SpectopError
+from collectors.sweep import checks
+from collectors.sweep.checks import point_flags
 from collectors.sweep.open_loop import Arrivals, arrival_offsets_s, in_flight, parse_arrivals, pooled
 from collectors.sweep.plan import SweepPlan, parse_rates
 from collectors.sweep.store import point_problem
-from tests.support.sweep_rows import note25_rows
+from tests.support.sweep_rows import as_point, note25_rows
 
 
 def test_in_flight_is_the_time_spent_at_each_level_over_the_window():
@@ -159,3 +161,22 @@ def test_an_open_loop_row_s_load_and_in_flight_are_checked_when_a_run_is_read():
     assert point_problem({**good, "in_flight": {**good["in_flight"], "max": 1.5}}) == (
         "in_flight is not {mean, p50, p90, max, seconds}"
     )
+
+
+@pytest.mark.parametrize(
+    ("rate_rps", "late_ms", "flagged"),
+    # the limit is half a mean gap, at least 20 ms: at 32/s (31 ms gaps) 20 ms, at 2/s 250 ms
+    [(32.0, 15.0, False), (32.0, 25.0, True), (2.0, 100.0, False), (2.0, 300.0, True), (2.0, None, False)],
+)
+def test_a_client_that_sent_late_is_flagged(rate_rps, late_ms, flagged):
+    load = {
+        "rate_rps": rate_rps,
+        "arrivals": "poisson",
+        "seed": 0,
+        "requests": 64,
+        "send_late_ms_p90": late_ms,
+    }
+    row = as_point({**note25_rows()[0], "batch": 0, "load": load})
+    codes = [f.code for f in point_flags(row, 256, "counter")]
+    assert ("late-sends" in codes) == flagged
+    assert "late-sends" not in checks.EXCLUDING  # a warning: the point counts

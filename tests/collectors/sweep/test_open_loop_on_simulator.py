@@ -5,8 +5,10 @@ have λ·W in flight on average. λ here is the offered rate (the plan's), and W
 send-to-last-token time averaged by this test from the point's records, apart from the sweep's
 time-average of its requests in flight (open_loop.in_flight). A finite window holds Little's law
 up to its edges: the window's last request drains with fewer behind it, which puts the time-average
-about (L − 1) / N under λ·W (N requests per point): 2 % at L = 3 and N = 120, inside the 5 % asked.
-A loaded machine that reads streams late stretches W, and the time-average with it, alike.
+about (L − 1) / N under λ·W (N requests per point): 1 % at L = 2 and N = 120, inside the 5 % asked.
+A loaded machine that reads streams late stretches W, and the time-average with it, alike; the
+points are light (about one request in flight, short answers), so that even a client six times
+slower than the server keeps the drain inside the 5 %.
 
 Bursty arrivals (gamma gaps, CV 3) bring requests in clumps: at the same rate, more of them are in
 flight at once than Poisson arrivals ever put there.
@@ -31,7 +33,8 @@ from collectors.sweep.runner import run_sweep
 
 pytestmark = pytest.mark.slow  # about a minute of simulated serving
 
-SPEEDUP = 16.0  # token rates ×16: a point of 120 requests at 40/s lasts 3 s
+SPEEDUP = 16.0  # token rates ×16: a point of 120 requests at 32/s lasts 4 s
+TOKENS = 24
 REQUESTS = 120
 
 
@@ -49,7 +52,7 @@ def _sweep(tmp_path, rates: tuple[float, ...], arrivals: str) -> Swept:
             rates=rates,
             arrivals=arrivals,
             rate_requests=REQUESTS,
-            max_tokens=48,
+            max_tokens=TOKENS,
             passes=1,
             idle_s=0.5,
             warmup_tokens=4,
@@ -66,12 +69,16 @@ def _sweep(tmp_path, rates: tuple[float, ...], arrivals: str) -> Swept:
 
 @pytest.fixture(scope="module")
 def poisson(tmp_path_factory) -> Swept:
-    return _sweep(tmp_path_factory.mktemp("poisson"), (16.0, 40.0), "poisson")
+    return _sweep(tmp_path_factory.mktemp("poisson"), (16.0, 32.0), "poisson")
 
 
 def test_a_poisson_point_has_the_concurrency_little_s_law_gives(poisson):
     assert len(poisson.points) == 6
-    for row, records in poisson.points:
+    # a point whose client could not keep the schedule (a stalled machine) says so: its traffic was
+    # not the offered one; every rate has points that kept it
+    kept = [(row, records) for row, records in poisson.points if "late-sends" not in row.codes]
+    assert {row.rate_rps for row, _ in kept} == {16.0, 32.0}
+    for row, records in kept:
         assert row.load is not None and row.in_flight is not None and len(records) == REQUESTS
         wait_s = statistics.fmean(r.t_done_s - r.t_send_s for r in records)
         assert row.in_flight.mean == pytest.approx(row.load.rate_rps * wait_s, rel=0.05), row.load
@@ -81,7 +88,7 @@ def test_a_poisson_point_has_the_concurrency_little_s_law_gives(poisson):
 def test_the_summary_reads_each_rate_at_plain_s_achieved_concurrency(poisson):
     open_loop = poisson.summary.open_loop
     assert open_loop is not None and poisson.summary.rows == ()
-    assert [t.rate_rps for t in open_loop.rows] == [16.0, 40.0]
+    assert [t.rate_rps for t in open_loop.rows] == [16.0, 32.0]
     # the pooled mean of a rate's trusted plain points lies between theirs; more traffic, more in flight
     low, high = (t.plain_in_flight.mean for t in open_loop.rows)
     assert 0 < low < high
@@ -91,9 +98,9 @@ def test_the_summary_reads_each_rate_at_plain_s_achieved_concurrency(poisson):
 
 
 def test_bursty_arrivals_put_more_requests_in_flight_at_once(poisson, tmp_path):
-    bursty = _sweep(tmp_path, (40.0,), "bursty:3")
+    bursty = _sweep(tmp_path, (32.0,), "bursty:3")
     for arm, phase in (("plain", "before"), ("draft", "")):
-        calm = next(r for r, _ in poisson.points if (r.rate_rps, r.arm, r.phase) == (40.0, arm, phase))
+        calm = next(r for r, _ in poisson.points if (r.rate_rps, r.arm, r.phase) == (32.0, arm, phase))
         clumped = next(r for r, _ in bursty.points if (r.arm, r.phase) == (arm, phase))
         assert clumped.load is not None and clumped.load.arrivals == "bursty:3"
         assert clumped.in_flight.maximum > calm.in_flight.maximum
