@@ -4,8 +4,8 @@ A rate's row is built as a batch's is (summary.py: the same figures, trust and r
 requests each arm had in flight, pooled over the points its figures come from (open_loop.py).
 The crossover and the recommendation are the one rule's (rule.judge), read on plain's achieved mean
 concurrency rather than on the rate: that is the load the traffic puts on a server that does not
-draft, comparable with a closed-loop batch; drafting, being faster, holds fewer requests in flight
-at the same rate, and its figure is shown beside plain's.
+draft, comparable with a closed-loop batch; drafting changes how long requests take, so how many
+are in flight at the same rate, and its figure is shown beside plain's.
 """
 
 from __future__ import annotations
