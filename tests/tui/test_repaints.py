@@ -7,6 +7,7 @@ import dataclasses
 import time
 
 from collectors.servers.answers import error_snapshot
+from collectors.servers.snapshot import ServerSnapshot
 from tests.support import synthetic
 from tests.support.dashboard import FakeCollector, FakeSampler, text_of, wait_until
 from tui import messages
@@ -72,3 +73,47 @@ async def test_a_poll_that_leaves_the_source_bar_unchanged_does_not_lay_out_the_
         )
         await pilot.pause()
         assert "refused" in text_of(bar) and bar.size.height == rows + 1
+
+
+async def test_polls_that_move_the_servers_latency_do_not_lay_out_the_screen():
+    """The server-latency line sits in the latency tab, hidden while the requests tab is shown; its
+    figures move with every poll (its window grows a second a poll: "last 1 s", "last 2 s", ...). It
+    used to ask for a layout pass each time, which repaints the whole screen: once a poll."""
+    from tests.support import server_latency  # the latency line's hand-worked figures
+
+    settings = Settings(server_url=synthetic.URL, poll=False)
+    app = SpectopApp(settings, FakeCollector(synthetic.snapshots()), FakeSampler(synthetic.METER))
+
+    def poll(t_s: float, counters) -> messages.ServerPolled:
+        return messages.ServerPolled(
+            ServerSnapshot(
+                url=synthetic.URL,
+                backend="vllm",
+                taken_at_s=t_s,
+                status="ok",
+                window_s=1.0,
+                latency_counters=counters,
+            )
+        )
+
+    async with app.run_test(size=(160, 42)) as pilot:
+        app.post_message(poll(1.0, server_latency.BEFORE))
+        await pilot.pause()
+        layouts: list[object] = []
+        original = app.main._refresh_layout
+        app.main._refresh_layout = lambda *a, **k: (layouts.append(a), original(*a, **k))[1]  # type: ignore[method-assign]
+        for t_s in range(2, 10):
+            app.post_message(poll(float(t_s), server_latency.BEFORE))
+            await pilot.pause()
+        app.post_message(poll(10.0, server_latency.AFTER))
+        await pilot.pause()
+        assert layouts == []
+        app.main.select_tab("latency")  # shown: laid out once, with the figures of the last poll
+        await pilot.pause()
+        shown = " ".join(text_of(app.query_one("#server-latency")).split())
+        assert "server last 9 s TTFT p50/p95 116.7/191.7 ms" in shown
+        layouts.clear()
+        app.post_message(poll(11.0, server_latency.AFTER))  # shown, new figures, the same two rows
+        await pilot.pause()
+        assert "server last 10 s" in " ".join(text_of(app.query_one("#server-latency")).split())
+        assert layouts == []

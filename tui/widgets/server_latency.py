@@ -6,20 +6,23 @@ spectop's TTFT runs from sending to the first chunk read, the server's from arri
 token: the difference is the network and the client's own queueing. The server's window also holds
 other clients' requests, so it is said as a difference of medians, not per request. Its own widget,
 so a poll redraws this line and never the gap histogram below it. Finish reasons are the server's
-label values: shown through Text, never parsed as markup.
+label values: shown through Text, never parsed as markup. Every poll brings new figures but the
+text seldom changes: the line repaints only when it does, and asks for a layout pass (which repaints
+the whole screen) only when its height does, never while its tab is hidden.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rich.console import Group, RenderableType
+from rich.console import Group
+from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
 from collectors.fmt import num, pct
 from collectors.servers.latency import ServerLatency
-from tui.widgets.figures import line
+from tui.widgets.figures import line, signature, wrapped_rows
 
 KIND_NAMES = (("ttft", "TTFT"), ("itl", "ITL"), ("tpot", "TPOT"), ("e2e", "e2e"), ("queue", "queue"))
 Part = tuple[str, str] | str
@@ -35,13 +38,33 @@ class ServerLatencyView:
 class ServerLatencyLine(Static):
     DEFAULT_CSS = "ServerLatencyLine { height: auto; padding: 0 1; }"
 
-    view: reactive[ServerLatencyView] = reactive(ServerLatencyView, layout=True)
+    view: reactive[ServerLatencyView] = reactive(ServerLatencyView, repaint=False)
 
-    def render(self) -> RenderableType:
-        v, s = self.view, self.view.latency
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._lines = self._lines_of(ServerLatencyView())
+        self._shown = signature(self._lines)
+
+    def watch_view(self, view: ServerLatencyView) -> None:
+        lines = self._lines_of(view)
+        shown = signature(lines)
+        if shown == self._shown:
+            return
+        width = self.content_region.width  # 0 while the latency tab is hidden: showing it lays it out
+        console = self.app.console
+        rows, shown_rows = wrapped_rows(lines, width, console), wrapped_rows(self._lines, width, console)
+        self._lines, self._shown = lines, shown
+        self.refresh(layout=bool(width) and (rows is None or rows != shown_rows))
+
+    def render(self) -> Group:
+        return Group(*self._lines)
+
+    @staticmethod
+    def _lines_of(v: ServerLatencyView) -> list[Text]:
+        s = v.latency
         if s is None:
             why = "waiting for two polls" if v.exported else "its /metrics has no latency histograms"
-            return line(("server latency ", "bold"), (why, "dim"))
+            return [line(("server latency ", "bold"), (why, "dim"))]
         tails: list[Part] = [("server ", "bold"), (f"last {s.window_s:.0f} s", "dim")]
         if not s.tails:
             tails.append(("  its /metrics has no latency histograms", "dim"))
@@ -59,4 +82,4 @@ class ServerLatencyLine(Static):
                 f"{v.client_ttft_p50_ms - server_ttft.p50_ms:+.1f} ms",
                 (" (network and client queueing)", "dim"),
             ]
-        return Group(line(*tails), line(*more))
+        return [line(*tails), line(*more)]
