@@ -317,6 +317,9 @@ async def test_a_request_handing_over_to_another_slot_adds_and_removes_no_row():
         assert table.row_count == 20 + 2
         assert str(table.get_cell(f"slot-{slot_b}", "tokens")) == "idle"
         assert table.get_cell(f"slot-{slot_a}", "tokens") == "40"
+        shown = [line.split()[:4] for line in text_of(table).splitlines()]  # as drawn: no stale cell
+        assert ["slot", str(slot_b), "server", "idle"] in shown
+        assert ["slot", str(slot_a), "server", "40"] in shown
 
 
 async def test_sorting_holds_as_rows_arrive():

@@ -204,13 +204,16 @@ class RequestsTable(DataTable):
 
         update_cell bumps the table's update count, which is part of every render cache key: every
         visible cell is then rendered again (about 280 at 140x42), which made a poll cost ten times
-        a meter read. Here only the cell's row leaves the caches. This reads DataTable's private
-        caches, which is why the Textual stack is pinned exactly; the Pilot tests read the screen.
+        a meter read. Here only the cell leaves the cell cache and only its row the row caches: the
+        row's other cells are joined from the cache, not rendered again. This reads DataTable's
+        private caches, which is why the Textual stack is pinned exactly; the Pilot tests read the
+        screen.
         """
         row = self.rows[RowKey(row_key)].key  # the key object the caches hold: compared by identity
         index = self.get_row_index(row)
-        self._data[row][ColumnKey(column)] = value
-        for cell_key in [k for k in self._cell_render_cache.keys() if k[0] is row]:
+        column_key = ColumnKey(column)
+        self._data[row][column_key] = value
+        for cell_key in [k for k in self._cell_render_cache.keys() if k[0] is row and k[1] == column_key]:
             self._cell_render_cache.discard(cell_key)
         for row_render_key in [k for k in self._row_render_cache.keys() if k[0] is row]:
             self._row_render_cache.discard(row_render_key)
