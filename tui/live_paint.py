@@ -3,7 +3,9 @@
 Repaints, not figures, are what the dashboard spends its CPU on. While polling runs, meter reads
 (every 0.5 s) go into the state at once but repaint the power and energy panels at most once per
 `LIVE_REPAINT_S`; a poll repaints them with everything else, a meter error or a pause at once, so
-what is shown is never more than a second behind. With polling off (tests, snapshots) every
+what is shown is never more than a second behind. Polls at least once a second (the default)
+show the meter's readings themselves: a meter read then repaints only when a poll is a second
+late, so the screen is drawn once a poll, not twice. With polling off (tests, snapshots) every
 message repaints. It holds no App: it reads the fleet and paints on the screen it is given.
 """
 
@@ -65,7 +67,9 @@ class LivePainter:
         """A meter read repaints when polling is off, or when its readings have waited long enough."""
         if not self.settings.poll or self.painted_s is None:
             return True
-        return self.stale and self._clock() - self.painted_s >= LIVE_REPAINT_S
+        interval_s = self.settings.interval_s
+        wait_s = LIVE_REPAINT_S + interval_s if interval_s <= LIVE_REPAINT_S else LIVE_REPAINT_S
+        return self.stale and self._clock() - self.painted_s >= wait_s
 
     def paint(self, screen: DashboardScreen) -> None:
         """Power and energy as the state has them now, and the summary table."""

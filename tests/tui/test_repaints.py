@@ -47,6 +47,39 @@ async def test_meter_reads_between_polls_show_within_a_second_and_a_poll_shows_t
         assert "60.0 W" in now_line(app)
 
 
+async def test_with_a_poll_every_second_meter_reads_wait_for_the_poll_unless_it_is_late():
+    """Polls once a second repaint power with everything else: a meter read in between repainting
+    it too drew the screen twice a poll. Here a read repaints only when no poll came for 1 s past
+    the interval (2 s at the default 1 s), so what is shown is still never far behind."""
+    clock = [1000.0]
+    settings = Settings(server_url=synthetic.URL, interval_s=1.0)
+    app = SpectopApp(
+        settings, FakeCollector(synthetic.snapshots()), FakeSampler(synthetic.METER), clock=lambda: clock[0]
+    )
+    app.poll_server = lambda: None  # type: ignore[method-assign]  # polls are posted below, on the fake clock
+    readings = synthetic.readings()  # 40 W, then 60 W from the 21st
+    busy = synthetic.snapshots()[1]
+    async with app.run_test(size=(140, 42)) as pilot:
+        app.post_message(messages.ServerPolled(dataclasses.replace(busy, taken_at_s=time.monotonic())))
+        await pilot.pause()
+        for dt_s in (0.5, 0.6):  # 0.5 s and 1.1 s after the poll's paint: the next poll is due
+            clock[0] += dt_s
+            app.post_message(messages.MeterRead(readings[:10]))
+            await pilot.pause()
+            assert app.state.power_w[-1] == 40.0 and "40.0 W" not in now_line(app)
+        app.post_message(messages.ServerPolled(dataclasses.replace(busy, taken_at_s=time.monotonic())))
+        await pilot.pause()
+        assert "40.0 W" in now_line(app)  # the poll shows it
+        clock[0] += 1.9
+        app.post_message(messages.MeterRead(readings[10:]))  # 1.9 s on, no poll: still due
+        await pilot.pause()
+        assert "60.0 W" not in now_line(app)
+        clock[0] += 0.2  # 2.1 s without a poll: the read repaints
+        app.post_message(messages.MeterRead([]))
+        await pilot.pause()
+        assert "60.0 W" in now_line(app)
+
+
 async def test_a_poll_that_leaves_the_source_bar_unchanged_does_not_lay_out_the_screen():
     settings = Settings(server_url=synthetic.URL, poll=False)
     app = SpectopApp(settings, FakeCollector(synthetic.snapshots()), FakeSampler(synthetic.METER))
