@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 
 from collectors.errors import ServerUnreachable, SpectopError
+from collectors.loopback import LoopbackTransport
 from collectors.url_auth import ORIGIN_AUTH
 
 POLL_TIMEOUT = httpx.Timeout(3.0)
@@ -39,7 +40,10 @@ UNCAPPED = httpx.Limits(max_connections=None, max_keepalive_connections=32)
 
 
 def make_client(api_key: str | None = None, timeout: httpx.Timeout = POLL_TIMEOUT) -> httpx.AsyncClient:
-    """An async client for one server; `STREAM_TIMEOUT` for clients that stream completions."""
+    """An async client for one server; `STREAM_TIMEOUT` for clients that stream completions. A poll
+    client (the default timeout) reads pages from a server on this machine through the lighter
+    collectors/loopback.py."""
+    transport = httpx.AsyncHTTPTransport(retries=1, trust_env=False, limits=UNCAPPED)
     return httpx.AsyncClient(
         timeout=timeout,
         headers=auth_headers(api_key),
@@ -48,7 +52,7 @@ def make_client(api_key: str | None = None, timeout: httpx.Timeout = POLL_TIMEOU
         # one more try to connect; no cap on connections: a sweep point at batch B sends B requests
         # at once, and httpx's default pool of 100 would queue the rest, silently running a smaller
         # batch (limits go on the transport: the client's own are ignored when one is given)
-        transport=httpx.AsyncHTTPTransport(retries=1, trust_env=False, limits=UNCAPPED),
+        transport=transport if timeout is not POLL_TIMEOUT else LoopbackTransport(transport),
     )
 
 
