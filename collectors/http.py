@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import weakref
 from typing import Any
 
 import httpx
 
 from collectors.errors import ServerUnreachable, SpectopError
-from collectors.loopback import LoopbackTransport
+from collectors.loopback import LoopbackTransport, page_target
 from collectors.url_auth import ORIGIN_AUTH
 
 POLL_TIMEOUT = httpx.Timeout(3.0)
+POLL_TIMEOUT_S = POLL_TIMEOUT.as_dict()
 STREAM_TIMEOUT = httpx.Timeout(10.0, read=300.0)  # read: the longest silence between two stream events
 PAGE_MAX_BYTES = 8 << 20  # a server's /metrics or JSON page; the largest real ones are well under 1 MB
 PAGE_MAX_S = 10.0  # reading one page, all of it: a trickling page is as bad as a silent one
@@ -37,6 +39,7 @@ def auth_headers(api_key: str | None) -> dict[str, str]:
 
 
 UNCAPPED = httpx.Limits(max_connections=None, max_keepalive_connections=32)
+_LOOPBACK: weakref.WeakKeyDictionary[httpx.AsyncClient, LoopbackTransport] = weakref.WeakKeyDictionary()
 
 
 def make_client(api_key: str | None = None, timeout: httpx.Timeout = POLL_TIMEOUT) -> httpx.AsyncClient:
@@ -44,6 +47,17 @@ def make_client(api_key: str | None = None, timeout: httpx.Timeout = POLL_TIMEOU
     client (the default timeout) reads pages from a server on this machine through the lighter
     collectors/loopback.py."""
     transport = httpx.AsyncHTTPTransport(retries=1, trust_env=False, limits=UNCAPPED)
+    if timeout is POLL_TIMEOUT:
+        loopback = LoopbackTransport(transport)
+        client = _client(api_key, timeout, loopback)
+        _LOOPBACK[client] = loopback  # get_page reads its pages through it directly
+        return client
+    return _client(api_key, timeout, transport)
+
+
+def _client(
+    api_key: str | None, timeout: httpx.Timeout, transport: httpx.AsyncBaseTransport
+) -> httpx.AsyncClient:
     return httpx.AsyncClient(
         timeout=timeout,
         headers=auth_headers(api_key),
@@ -52,7 +66,7 @@ def make_client(api_key: str | None = None, timeout: httpx.Timeout = POLL_TIMEOU
         # one more try to connect; no cap on connections: a sweep point at batch B sends B requests
         # at once, and httpx's default pool of 100 would queue the rest, silently running a smaller
         # batch (limits go on the transport: the client's own are ignored when one is given)
-        transport=transport if timeout is not POLL_TIMEOUT else LoopbackTransport(transport),
+        transport=transport,
     )
 
 
@@ -101,21 +115,37 @@ async def _bounded_page(
 async def _read_page(
     client: httpx.AsyncClient, url: str, params: dict[str, str] | None, max_bytes: int
 ) -> httpx.Response:
-    async with client.stream("GET", url, params=params, timeout=POLL_TIMEOUT) as response:
-        body = bytearray()
-        async for chunk in response.aiter_bytes():
-            body += chunk
-            if len(body) > max_bytes:
-                raise SpectopError(
-                    f"{url} sent a page longer than {max_bytes >> 20} MB", f"{NOT_A_SERVER}; check its log"
-                )
+    loopback = _LOOPBACK.get(client)
+    if loopback is None or page_target(url, params) is None:
+        async with client.stream("GET", url, params=params, timeout=POLL_TIMEOUT) as response:
+            return await _bounded_body(response, url, max_bytes, response.request)
+    try:
+        opened = await loopback.open_page(url, params, client.headers, POLL_TIMEOUT_S)
+        assert opened is not None  # page_target said it is loopback's
+        try:
+            return await _bounded_body(opened, url, max_bytes, None)
+        finally:
+            await opened.aclose()
+    except httpx.RequestError as exc:  # made only on failure, for describe(): it names the URL
+        exc.request = httpx.Request("GET", url, params=params, extensions={"timeout": POLL_TIMEOUT_S})
+        raise
+
+
+async def _bounded_body(
+    response: httpx.Response, url: str, max_bytes: int, request: httpx.Request | None
+) -> httpx.Response:
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) > max_bytes:
+            raise SpectopError(
+                f"{url} sent a page longer than {max_bytes >> 20} MB", f"{NOT_A_SERVER}; check its log"
+            )
     # the body is decoded already: the new response must not decode it again
     headers = {
         k: v for k, v in response.headers.items() if k.lower() not in ("content-encoding", "content-length")
     }
-    return httpx.Response(
-        response.status_code, headers=headers, content=bytes(body), request=response.request
-    )
+    return httpx.Response(response.status_code, headers=headers, content=bytes(body), request=request)
 
 
 def describe(

@@ -15,8 +15,10 @@ collectors/http.py tells them apart the same way.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import sys
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
+from urllib.parse import urlencode, urlsplit
 
 import httpx
 
@@ -28,6 +30,24 @@ Origin = tuple[str, int]
 
 def is_loopback(host: str) -> bool:
     return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def page_target(url: str, params: Mapping[str, str] | None) -> tuple[Origin, bytes, bytes] | None:
+    """A loopback http:// URL's origin, Host header and request target; None for any other URL
+    (another host, https, a password in it, characters that need encoding)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.scheme != "http" or parts.username is not None or not is_loopback(host):
+        return None
+    query = "&".join(q for q in (parts.query, urlencode(params) if params else "") if q)
+    target = (parts.path or "/") + ("?" + query if query else "")
+    if not target.isascii() or not target.isprintable() or " " in target:
+        return None
+    return (host, parts.port or 80), parts.netloc.encode(), target.encode()
+
+
+def _head(lines: list[bytes]) -> bytes:
+    return b"\r\n".join(lines) + b"\r\n\r\n"
 
 
 class _Stale(Exception):
@@ -53,8 +73,28 @@ class LoopbackTransport(httpx.AsyncBaseTransport):
         url = request.url
         if request.method != "GET" or url.scheme != "http" or not is_loopback(url.host):
             return await self._fallback.handle_async_request(request)
-        origin = (url.host, url.port or 80)
+        lines = [b"GET " + url.raw_path + b" HTTP/1.1"]
+        lines += [name + b": " + value for name, value in request.headers.raw]
         timeouts: dict[str, Any] = request.extensions.get("timeout", {})
+        return await self._send((url.host, url.port or 80), _head(lines), timeouts, request)
+
+    async def open_page(
+        self, url: str, params: Mapping[str, str] | None, headers: httpx.Headers, timeouts: dict[str, Any]
+    ) -> httpx.Response | None:
+        """A GET of a loopback http:// `url` sent here directly, without the client's own request
+        building (URL parsing, cookies, auth: most of what is left of a page read's cost); its
+        failures carry no request (the caller adds it). None for any other URL."""
+        target = page_target(url, params)
+        if target is None:
+            return None
+        origin, host, path = target
+        lines = [b"GET " + path + b" HTTP/1.1", b"Host: " + host]
+        lines += [name + b": " + value for name, value in headers.raw if name.lower() != b"host"]
+        return await self._send(origin, _head(lines), timeouts, None)
+
+    async def _send(
+        self, origin: Origin, head: bytes, timeouts: dict[str, Any], request: httpx.Request | None
+    ) -> httpx.Response:
         idle = self._idle.get(origin, [])
         while idle:
             kept = idle.pop()
@@ -62,25 +102,24 @@ class LoopbackTransport(httpx.AsyncBaseTransport):
                 kept.close()
                 continue
             try:
-                return await self._exchange(kept, request, origin, timeouts, reused=True)
+                return await self._exchange(kept, head, origin, timeouts, True, request)
             except _Stale:
                 break  # closed by the server while idle: once more, on a new connection
         connection = await _connect(origin, request, timeouts.get("connect"))
-        return await self._exchange(connection, request, origin, timeouts, reused=False)
+        return await self._exchange(connection, head, origin, timeouts, False, request)
 
     async def _exchange(
         self,
         connection: _Connection,
-        request: httpx.Request,
+        head_out: bytes,
         origin: Origin,
         timeouts: dict[str, Any],
         reused: bool,
+        request: httpx.Request | None,
     ) -> httpx.Response:
         read_s = timeouts.get("read")
-        lines = [b"GET " + request.url.raw_path + b" HTTP/1.1"]
-        lines += [name + b": " + value for name, value in request.headers.raw]
         try:
-            connection.writer.write(b"\r\n".join(lines) + b"\r\n\r\n")
+            connection.writer.write(head_out)
             if connection.writer.transport.get_write_buffer_size():  # a request is small: seldom
                 await _timed(connection.writer.drain(), timeouts.get("write"), httpx.WriteTimeout, request)
             head = await _timed(connection.reader.readuntil(b"\r\n\r\n"), read_s, httpx.ReadTimeout, request)
@@ -146,7 +185,7 @@ class _Body(httpx.AsyncByteStream):
             self._connection.close()
 
 
-async def _connect(origin: Origin, request: httpx.Request, connect_s: float | None) -> _Connection:
+async def _connect(origin: Origin, request: httpx.Request | None, connect_s: float | None) -> _Connection:
     try:
         reader, writer = await _timed(
             asyncio.open_connection(*origin, limit=READ_BYTES), connect_s, httpx.ConnectTimeout, request
@@ -157,15 +196,23 @@ async def _connect(origin: Origin, request: httpx.Request, connect_s: float | No
 
 
 async def _timed(
-    awaitable: Any, seconds: float | None, error: type[httpx.TimeoutException], request: httpx.Request
+    awaitable: Any, seconds: float | None, error: type[httpx.TimeoutException], request: httpx.Request | None
 ) -> Any:
+    # asyncio.timeout, not wait_for: a wait_for inside the caller's own (get_page's bound on the
+    # whole page) can swallow its cancellation when both end together, and a trickling page is
+    # then never cut off (Python 3.11); it also makes no task per read
     try:
+        if sys.version_info >= (3, 11):
+            async with asyncio.timeout(seconds):
+                return await awaitable
         return await asyncio.wait_for(awaitable, seconds)
     except asyncio.TimeoutError:
         raise error(f"no answer within {seconds} s", request=request) from None
 
 
-def _parse_head(head: bytes, request: httpx.Request) -> tuple[bytes, int, bytes, list[tuple[bytes, bytes]]]:
+def _parse_head(
+    head: bytes, request: httpx.Request | None
+) -> tuple[bytes, int, bytes, list[tuple[bytes, bytes]]]:
     status_line, *header_lines = head[:-4].split(b"\r\n")
     parts = status_line.split(b" ", 2)
     if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
@@ -179,7 +226,7 @@ def _parse_head(head: bytes, request: httpx.Request) -> tuple[bytes, int, bytes,
     return parts[0], int(parts[1]), parts[2] if len(parts) > 2 else b"", headers
 
 
-def _length(value: bytes, request: httpx.Request) -> int:
+def _length(value: bytes, request: httpx.Request | None) -> int:
     if not value.strip().isdigit():
         raise httpx.RemoteProtocolError(f"a broken Content-Length: {value[:40]!r}", request=request)
     return int(value)
@@ -190,7 +237,7 @@ async def _empty() -> AsyncIterator[bytes]:
     yield b""  # an async generator that yields nothing
 
 
-async def _read(awaitable: Any, read_s: float | None, request: httpx.Request) -> Any:
+async def _read(awaitable: Any, read_s: float | None, request: httpx.Request | None) -> Any:
     """A read of the body, its failures as httpx's."""
     try:
         return await _timed(awaitable, read_s, httpx.ReadTimeout, request)
@@ -205,7 +252,7 @@ async def _read(awaitable: Any, read_s: float | None, request: httpx.Request) ->
 
 
 async def _sized(
-    reader: asyncio.StreamReader, left: int, read_s: float | None, request: httpx.Request
+    reader: asyncio.StreamReader, left: int, read_s: float | None, request: httpx.Request | None
 ) -> AsyncIterator[bytes]:
     while left > 0:  # a page in one read (each read is a task and a timer); a huge one in parts
         chunk = await _read(reader.readexactly(min(left, SIZED_PART_BYTES)), read_s, request)
@@ -214,7 +261,7 @@ async def _sized(
 
 
 async def _chunked(
-    reader: asyncio.StreamReader, read_s: float | None, request: httpx.Request
+    reader: asyncio.StreamReader, read_s: float | None, request: httpx.Request | None
 ) -> AsyncIterator[bytes]:
     while True:
         size = (await _read(reader.readuntil(b"\r\n"), read_s, request)).split(b";", 1)[0].strip()
@@ -232,7 +279,7 @@ async def _chunked(
 
 
 async def _until_close(
-    reader: asyncio.StreamReader, read_s: float | None, request: httpx.Request
+    reader: asyncio.StreamReader, read_s: float | None, request: httpx.Request | None
 ) -> AsyncIterator[bytes]:
     while chunk := await _read(reader.read(READ_BYTES), read_s, request):
         yield chunk

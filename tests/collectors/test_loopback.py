@@ -134,3 +134,14 @@ async def test_a_post_goes_to_httpx_transport():
     async with server as url, make_client() as client:
         answer = await client.post(url + "/completion", json={"prompt": "x"})
     assert answer.text == "posted" and server.heads[0].startswith(b"POST /completion")
+
+
+async def test_the_clients_own_get_reads_through_the_same_connections():
+    """`client.get` (httpx's request building, then this transport) and `get_page` (sent directly)
+    share the kept-alive connection."""
+    server = PageServer([sized(b"one"), sized(b"two"), sized(b"three")])
+    async with server as url, make_client() as client:
+        first = (await client.get(url + "/health")).text
+        second = (await get_page(client, url + "/health")).text
+        third = (await client.get(url + "/health")).text
+    assert (first, second, third) == ("one", "two", "three") and server.connections == 1
