@@ -23,7 +23,7 @@ import httpx
 
 from collectors.errors import ServerUnreachable, SpectopError
 from collectors.loopback import LoopbackTransport, page_target
-from collectors.url_auth import ORIGIN_AUTH
+from collectors.url_auth import ORIGIN_AUTH, has_credentials
 
 POLL_TIMEOUT = httpx.Timeout(3.0)
 POLL_TIMEOUT_S = POLL_TIMEOUT.as_dict()
@@ -116,7 +116,8 @@ async def _read_page(
     client: httpx.AsyncClient, url: str, params: dict[str, str] | None, max_bytes: int
 ) -> httpx.Response:
     loopback = _LOOPBACK.get(client)
-    if loopback is None or page_target(url, params) is None:
+    # a password given in the URL is added by the client's auth (ORIGIN_AUTH): such pages go through it
+    if loopback is None or page_target(url, params) is None or has_credentials(url):
         async with client.stream("GET", url, params=params, timeout=POLL_TIMEOUT) as response:
             return await _bounded_body(response, url, max_bytes, response.request)
     try:

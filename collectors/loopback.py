@@ -1,9 +1,9 @@
 """A lighter transport for a poll's page reads from a server on this machine: HTTP/1.1 GETs on
 kept-alive asyncio connections, without httpcore's machinery.
 
-httpx's own transport (httpcore, h11, anyio) costs about 1.5 ms of CPU for each page a poll reads
-(four a second from a llama-server), the largest part of what `spectop export` spends; this one
-reads the same page for a small fraction of that. It is the poll client's transport
+httpx's own transport (httpcore, h11, anyio) costs about 1 ms of CPU for each page a poll reads
+(four a second from a llama-server), the largest part of what `spectop export` spent; this one
+reads the same page for about a third of that (tests/bench/bench_page_read.py). It is the poll client's transport
 (collectors/http.py): a GET to a loopback `http://` origin is read here, anything else (another
 host, https, another method) goes to httpx's transport. An answer's body is framed as HTTP/1.1
 says (Content-Length, chunked, or until the server closes) and handed on as it arrives, so the

@@ -48,6 +48,11 @@ def shown(url: str) -> str:
     return f"{head}://***@{authority.rpartition('@')[2]}{slash}{path}"
 
 
+def has_credentials(url: str) -> bool:
+    """A password was given for `url`'s origin (its requests must go through `ORIGIN_AUTH`)."""
+    return bool(_CREDENTIALS) and _origin(httpx.URL(url)) in _CREDENTIALS
+
+
 class OriginAuth(httpx.Auth):
     """Basic auth for requests to an origin whose URL was given with credentials; nothing otherwise."""
 
