@@ -57,9 +57,11 @@ class _Stale(Exception):
 class _Connection:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader, self.writer = reader, writer
+        self.loop = asyncio.get_running_loop()  # a connection serves only the loop that made it
 
     def close(self) -> None:
-        self.writer.close()
+        if not self.loop.is_closed():  # a closed loop cannot: its socket is closed when collected
+            self.writer.close()
 
 
 class LoopbackTransport(httpx.AsyncBaseTransport):
@@ -96,8 +98,11 @@ class LoopbackTransport(httpx.AsyncBaseTransport):
         self, origin: Origin, head: bytes, timeouts: dict[str, Any], request: httpx.Request | None
     ) -> httpx.Response:
         idle = self._idle.get(origin, [])
+        loop = asyncio.get_running_loop()
         while idle:
             kept = idle.pop()
+            if kept.loop is not loop:  # made under an earlier asyncio.run: that loop is gone
+                continue
             if kept.reader.at_eof() or kept.writer.is_closing():  # the server closed it meanwhile
                 kept.close()
                 continue

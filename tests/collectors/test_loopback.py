@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from collectors.http import describe, get_page, make_client
+from collectors.launch.process import free_port
 from collectors.loopback import LoopbackTransport
 
 Answer = bytes
@@ -19,8 +20,8 @@ class PageServer:
     """Answers each GET with the next of `answers` (the last one again when they run out); counts
     connections and requests; `close_after` answers on a connection, it hangs up."""
 
-    def __init__(self, answers: list[Answer], close_after: int | None = None) -> None:
-        self.answers, self.close_after = answers, close_after
+    def __init__(self, answers: list[Answer], close_after: int | None = None, port: int = 0) -> None:
+        self.answers, self.close_after, self.port = answers, close_after, port
         self.connections = self.requests = 0
         self.heads: list[bytes] = []
 
@@ -37,12 +38,12 @@ class PageServer:
                 served += 1
                 if self.close_after is not None and served >= self.close_after:
                     break
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            pass  # cancelled: the test's event loop is ending
         writer.close()
 
     async def __aenter__(self) -> str:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", self.port)
         return f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
 
     async def __aexit__(self, *exc: object) -> None:
@@ -145,3 +146,20 @@ async def test_the_clients_own_get_reads_through_the_same_connections():
         second = (await get_page(client, url + "/health")).text
         third = (await client.get(url + "/health")).text
     assert (first, second, third) == ("one", "two", "three") and server.connections == 1
+
+
+def test_a_client_used_again_under_another_event_loop_reads_on_a_new_connection():
+    """A command that polls under one asyncio.run and again under the next keeps its client: the
+    kept-alive connection the first loop made (to the same port) is not used by the second."""
+    port = free_port()
+
+    async def serve_and_read(client: httpx.AsyncClient, answer: bytes) -> str:
+        server = PageServer([sized(answer)], port=port)
+        async with server as url:
+            return (await get_page(client, url + "/health")).text
+
+    client = make_client()
+    first = asyncio.run(serve_and_read(client, b"first run"))
+    second = asyncio.run(serve_and_read(client, b"second run"))
+    asyncio.run(client.aclose())
+    assert (first, second) == ("first run", "second run")
