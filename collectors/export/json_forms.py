@@ -16,6 +16,7 @@ from collectors.energy import ledger
 from collectors.meters.sampler import Sampler
 from collectors.requests.latency import Tail
 from collectors.requests.record import RequestRecord
+from collectors.servers.latency import ServerLatency
 from collectors.servers.snapshot import ServerSnapshot
 
 SNAPSHOT_SCHEMA = "spectop.snapshot/2"
@@ -75,6 +76,27 @@ def snapshot_dict(snap: ServerSnapshot) -> dict[str, Any]:
         busy_slots_per_decode=_round(snap.busy_slots_per_decode),
     )
     return body
+
+
+def server_latency_dict(latency: ServerLatency | None) -> dict[str, Any] | None:
+    """The server's own tails over a window (its histograms' deltas), cache hit ratio and finish reasons."""
+    if latency is None:
+        return None
+    return {
+        "window_s": _round(latency.window_s, 3),
+        "tails": {
+            kind: {
+                "observations": tail.observations,
+                "p50_ms": _round(tail.p50_ms),
+                "p95_ms": _round(tail.p95_ms),
+                "p99_ms": _round(tail.p99_ms),
+                "mean_ms": _round(tail.mean_ms),
+            }
+            for kind, tail in latency.tails.items()
+        },
+        "prefix_cache_hit_ratio": _round(latency.cache_hit_ratio),
+        "finished": dict(latency.finished),
+    }
 
 
 def request_dict(record: RequestRecord) -> dict[str, Any]:

@@ -19,8 +19,10 @@ from collectors.http import make_client
 from collectors.meters import Sampler, sampling
 from collectors.meters.sampler import mark_at_poll
 from collectors.servers import ServerSnapshot, check_url, detect, open_collector, registry
+from collectors.servers.latency import ServerLatency, window_latency
 from tui.commands import _common as opts
 
+LABELS = {"ttft": "TTFT", "itl": "inter-token", "tpot": "TPOT", "e2e": "end-to-end", "queue": "queue"}
 NAME = "snapshot"
 HELP = "poll a server once and print what spectop sees"
 DESCRIPTION = "Poll a server and print its identity, load and drafting figures."
@@ -37,29 +39,45 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+# the wait between the window's two polls (a test sends its traffic here instead of sleeping)
+between_polls = asyncio.sleep
+
+
 async def take(url: str, key: str | None, window_s: float, sampler: Sampler | None = None) -> ServerSnapshot:
+    return (await take_window(url, key, window_s, sampler))[0]
+
+
+async def take_window(
+    url: str, key: str | None, window_s: float, sampler: Sampler | None = None
+) -> tuple[ServerSnapshot, ServerLatency | None]:
+    """The window's last poll, and the server's own latency between its two polls where it exports it."""
     url = check_url(url)
     client = make_client(key)
+    latency = None
     try:
         collector = open_collector(url, await detect(url, client), client=client)
         await mark_at_poll([sampler])  # the window's ends read on a counter meter too
-        snap = await collector.poll()
+        snap = first = await collector.poll()
         if window_s > 0 and snap.ok:
-            await asyncio.sleep(window_s)
+            await between_polls(window_s)
             await mark_at_poll([sampler])
             snap = await collector.poll()
+            if first.latency_counters is not None and snap.latency_counters is not None:
+                latency = window_latency(
+                    first.latency_counters, snap.latency_counters, snap.taken_at_s - first.taken_at_s
+                )
     finally:
         await client.aclose()
     if snap.status in ("unreachable", "error"):  # nothing to show but why: one line, exit 2
         raise (ServerUnreachable if snap.status == "unreachable" else SpectopError)(
             snap.error or url, snap.fix or ""
         )
-    return snap
+    return snap, latency
 
 
 def run(args: argparse.Namespace) -> int:
     with sampling(args.meter) as sampler:
-        snap = asyncio.run(take(args.server, opts.api_key(args), args.window, sampler))
+        snap, latency = asyncio.run(take_window(args.server, opts.api_key(args), args.window, sampler))
         energy = (
             json_forms.energy_dict(
                 sampler, snap.taken_at_s - snap.window_s, snap.taken_at_s, snap.window_tokens
@@ -68,9 +86,12 @@ def run(args: argparse.Namespace) -> int:
             else None
         )
     if args.json:
-        opts.print_json({**json_forms.snapshot_dict(snap), "energy": energy})
+        body = json_forms.snapshot_dict(snap)
+        opts.print_json({**body, "energy": energy, "server_latency": json_forms.server_latency_dict(latency)})
     else:
         table = render(snap)
+        for name, value in latency_rows(latency):
+            table.add_row(name, value)
         for name, value in opts.energy_rows(energy) if energy or args.meter == "none" else []:
             table.add_row(name, value)
         opts.console().print(table)
@@ -117,6 +138,25 @@ def render(snap: ServerSnapshot) -> Table:
     for name, value in rows:
         table.add_row(name, value)
     return table
+
+
+def latency_rows(latency: ServerLatency | None) -> list[tuple[str, str]]:
+    """The server's own tails over the window (ms), cache hit ratio and finish reasons, where exported."""
+    if latency is None:
+        return []
+    rows = [
+        (
+            f"server {LABELS[kind]} p50/p95/p99",
+            f"{num(tail.p50_ms, '.1f')} / {num(tail.p95_ms, '.1f')} / {num(tail.p99_ms, '.1f')} ms "
+            f"({tail.observations} observed)",
+        )
+        for kind, tail in latency.tails.items()
+    ]
+    if latency.cache_hit_ratio is not None:
+        rows.append(("server prefix cache hits", pct(latency.cache_hit_ratio, 1)))
+    if latency.finished:
+        rows.append(("server finish reasons", ", ".join(f"{escape(r)} {n}" for r, n in latency.finished)))
+    return rows
 
 
 def _notes(snap: ServerSnapshot) -> list[str]:
