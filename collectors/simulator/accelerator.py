@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from collectors.simulator.k0_overhead import VLLM_PUBLISHED, K0Overhead
 from collectors.simulator.profiles import Profile
 
 CurveKey = tuple[str, str]  # (arm kind "plain"|"draft"|a profile's named arm, prompt class name)
@@ -55,8 +56,10 @@ class Accelerator:
         seed: int = 0,
         energy_offset_mj: float = 0.0,
         clock: Callable[[], float] = time.monotonic,
+        k0_overhead: K0Overhead = VLLM_PUBLISHED,
     ) -> None:
         self._profile = profile
+        self.k0_overhead = k0_overhead
         self._speedup = speedup
         self._noise = noise
         self._rng = random.Random(f"accelerator:{seed}")
@@ -89,8 +92,10 @@ class Accelerator:
         power = 0.0
         for (arm, cls_name), n in counts.items():
             cls = self._profile.class_named(cls_name)
-            curves = cls.curves(arm)
-            power += n * curves.power_w.at(total) / total
+            power_w = cls.curves(arm).power_w.at(total)
+            if arm == "k0":  # a K = 0 step: plain's power, with the overhead's stretch at idle
+                power_w = self.k0_overhead.power_w(power_w, self._profile.idle_w, total)
+            power += n * power_w / total
         return power
 
     def _jitter(self) -> float:

@@ -20,10 +20,10 @@ DialectStats = VllmMetrics | VllmDpMetrics | SglangMetrics
 def dialect_stats(
     backend: str, profile: Profile, kind: str, n_ctx: int, dp: int = 1, per_request_spec: str = "none"
 ) -> DialectStats:
-    """The counters of one arm ("plain" or "draft"); only the draft arm drafts. `dp` > 1: a vLLM
+    """The counters of one arm ("plain", "draft" or a scheduled one); all but plain draft. `dp` > 1: a vLLM
     with that many data-parallel engines and, as vLLM defaults, as many API servers.
     `per_request_spec`: vLLM's --per-request-spec-decode-metrics ("none", "summary", "detailed")."""
-    k = profile.draft.n_max if kind == "draft" else 0
+    k = 0 if kind == "plain" else profile.draft.n_max  # any other arm has speculation configured
     if backend == "vllm" and dp > 1:
         return VllmDpMetrics(profile.model_alias, n_ctx, k, dp, dp, per_request_spec)
     if backend == "vllm":

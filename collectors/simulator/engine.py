@@ -15,6 +15,9 @@ and the chip's load changes at the same instants (`Accelerator.set_load(at_s=...
 delays when tokens and joules are seen, never how many there are per second of the schedule. A
 stall longer than `_MAX_LAG_S` (a suspended machine) restarts the schedule; the chip idles
 through the gap, which produced no tokens.
+
+With a `DraftPolicy` (a scheduled or K = 0 arm) each step's draft length K comes from its batch:
+K > 0 runs on the draft's curves, drafts capped at K; K = 0 on "k0" (plain's, stretched; stepping.py).
 """
 
 from __future__ import annotations
@@ -25,9 +28,10 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 
-from collectors.simulator.accelerator import Accelerator, CurveKey
+from collectors.simulator.accelerator import Accelerator
 from collectors.simulator.counters import Counters, LiveCounts, MetricsView, metrics_view
 from collectors.simulator.profiles import Profile
+from collectors.simulator.stepping import DraftPolicy, load_of, step_seconds
 from collectors.simulator.tasks import LiveView, Slot, SlotView, StepObserver, Task, common_prefix, slot_view
 from collectors.simulator.textgen import DraftSampler, TokenStream, draft_key, natural_length, tokenize
 
@@ -54,10 +58,14 @@ class Engine:
         noise: float = 0.01,
         clock: Callable[[], float] = time.monotonic,
         observers: Sequence[StepObserver] = (),
+        policy: DraftPolicy | None = None,
     ) -> None:
-        if kind not in ("plain", "draft", *profile.arm_names):
+        if kind not in ("plain", "draft", *profile.arm_names) and policy is None:
             raise ValueError(f"unknown arm kind {kind!r}")
         self.kind = kind
+        self.policy = policy
+        self._draft_kind = "draft" if policy is not None else kind  # whose drafts and curves it runs
+        self.k_now: int | None = None  # the last step's draft length under a policy
         self.profile = profile
         self.n_slots = n_slots
         self.n_ctx = n_ctx
@@ -109,7 +117,7 @@ class Engine:
         prompt_class = self.profile.prompt_class(prompt)
         sampler = None
         if self.speculative:
-            shape, acceptance = self.profile.drafting(self.kind, prompt_class)
+            shape, acceptance = self.profile.drafting(self._draft_kind, prompt_class)
             sampler = DraftSampler(draft_key(self._seed, self.kind, prompt), shape.length_probs, acceptance)
         with self._cond:
             t_submit = self._clock()
@@ -194,9 +202,14 @@ class Engine:
                         self._accel.expect(self.kind, self._pending[0].t_submit)
                     t_sched = None
                     continue
-                plan = [(task, *self._plan(task)) for task in active]
-                n_total = self._accel.set_load(self.kind, self._load(active), at_s=t_step)
-                t_sched = t_step + self._step_seconds(plan, max(n_total, len(active)))
+                k = self.k_now = self.policy.k_at(len(active)) if self.policy else None
+                curve_kind = "k0" if k == 0 else self._draft_kind
+                plan = [(task, *self._plan(task, k)) for task in active]
+                n_total = self._accel.set_load(self.kind, load_of(active, curve_kind), at_s=t_step)
+                n_total = max(n_total, len(active))
+                t_sched = t_step + step_seconds(
+                    plan, n_total, curve_kind, self._accel, self._rng, self._noise
+                )
                 self._accel.hold(self.kind, t_sched)
             while (wait_s := t_sched - self._clock()) > 0:
                 if self._stop.wait(wait_s):
@@ -204,35 +217,19 @@ class Engine:
             with self._cond:
                 self._commit(plan, t_sched)
 
-    def _load(self, tasks: list[Task]) -> dict[CurveKey, int]:
-        load: dict[CurveKey, int] = {}
-        for task in tasks:
-            key = (self.kind, task.prompt_class.name)
-            load[key] = load.get(key, 0) + 1
-        return load
-
-    def _plan(self, task: Task) -> tuple[int, int, int]:
-        """(drafted, accepted, committed tokens) of `task` in the coming step."""
+    def _plan(self, task: Task, k: int | None) -> tuple[int, int, int]:
+        """(drafted, accepted, committed tokens) of `task` in the coming step; `k`: the policy's cap."""
         if task.stop_at <= task.n_decoded:
             return 0, 0, 0  # n_predict 0: the prompt is processed, nothing is generated
         if task.n_decoded == 0 or task.sampler is None:
             return 0, 0, 1
         remaining = task.stop_at - task.n_decoded
-        drafted, accepted = task.sampler.next(min(self._n_max(task), remaining - 1))
+        cap = self._n_max(task) if k is None else min(k, self._n_max(task))
+        drafted, accepted = task.sampler.next(min(cap, remaining - 1))
         return drafted, accepted, 1 + accepted
 
     def _n_max(self, task: Task) -> int:
-        return self.profile.drafting(self.kind, task.prompt_class)[0].n_max if self.speculative else 0
-
-    def _step_seconds(self, plan: list[tuple[Task, int, int, int]], n_total: int) -> float:
-        """Time the step's committed tokens take at each request's share of the calibrated rate."""
-        total = 0.0
-        for task, _, _, committed in plan:
-            curves = task.prompt_class.curves(self.kind)
-            per_request_tok_s = curves.tok_s.at(n_total) * self._accel.speedup / n_total
-            total += committed / per_request_tok_s
-        jitter = 1.0 + max(-3.0, min(3.0, self._rng.gauss(0.0, 1.0))) * self._noise
-        return total / len(plan) * jitter
+        return self.profile.drafting(self._draft_kind, task.prompt_class)[0].n_max if self.speculative else 0
 
     def _admit(self, now: float) -> None:
         """Give free slots to the requests that had arrived by `now`, in order."""
@@ -254,6 +251,8 @@ class Engine:
         c = self._counters
         for observer in self._observers:
             observer.on_step(plan, now)
+        if self.policy is not None:
+            self.policy.on_verify([a for t, _, a, _ in plan if t.n_decoded and not t.cancelled], len(plan))
         for task, drafted, accepted, committed in plan:
             if task.cancelled:
                 self._finish(task, "none")

@@ -94,8 +94,9 @@ class PromptClass:
     min_chars: int = 0  # shorter prompts are not of this class, whatever their words
 
     def curves(self, kind: str) -> ArmCurves:
-        """The curves of arm `kind`: "plain", "draft" or one of the named arms."""
-        if kind == "plain":
+        """The curves of arm `kind`: "plain", "draft" or one of the named arms; "k0" (a step with
+        speculation configured and nothing drafted) runs on plain's, stretched (k0_overhead.py)."""
+        if kind in ("plain", "k0"):
             return self.plain
         return self.draft if kind == "draft" else dict(self.arms)[kind].curves
 

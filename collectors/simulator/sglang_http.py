@@ -23,6 +23,7 @@ from collectors.simulator.engine import Engine
 from collectors.simulator.openai_http import OpenAIHandler, OpenAIServer
 from collectors.simulator.sglang_generate import serve_generate
 from collectors.simulator.sglang_metrics import SglangMetrics
+from collectors.simulator.sglang_schedule import SglangAdaptiveK
 
 VERSION = "0.5.23"
 
@@ -46,7 +47,8 @@ class SglangServer(OpenAIServer):
 
     def server_info(self) -> dict[str, Any]:
         engine, spec = self.engine, self.engine.speculative
-        k = engine.profile.draft.n_max
+        policy = engine.policy if isinstance(engine.policy, SglangAdaptiveK) else None
+        k = policy.static_steps if policy else engine.profile.draft.n_max
         state: dict[str, Any] = {
             "last_gen_throughput": self.metrics.last_throughput,
             "effective_max_running_requests_per_dp": engine.n_slots,
@@ -65,6 +67,8 @@ class SglangServer(OpenAIServer):
             "speculative_num_steps": k if spec else None,
             "speculative_eagle_topk": 1 if spec else None,
             "speculative_num_draft_tokens": k + 1 if spec else None,
+            "speculative_adaptive": bool(policy and policy.slots),
+            "speculative_adaptive_config": policy.config_path if policy else None,
             "max_total_num_tokens": self.max_total_tokens(),
             "internal_states": [state],
             "version": VERSION,
@@ -120,7 +124,8 @@ class _Handler(OpenAIHandler):
             self.send_json(200, {"timestamp": stamp, "version": VERSION, "loads": [server.load()]})
         elif path == "/metrics":
             live = server.engine.live()
-            page = server.metrics.page(live.deferred, server.load()["token_usage"])
+            steps = server.engine.k_now if server.engine.policy else None
+            page = server.metrics.page(live.deferred, server.load()["token_usage"], steps)
             self.send_body(200, page, "text/plain; version=0.0.4; charset=utf-8")
         else:
             return False

@@ -117,6 +117,7 @@ class SglangMetrics:
         )
         steps.set(max(0, num_draft_tokens - 1))
         width.set(num_draft_tokens)
+        self.active_steps, self.active_width = steps, width
 
         def by_stream(name: str, doc: str) -> Counter:
             return Counter(name, doc, [*TOKENIZER, "is_streaming"], registry=reg)
@@ -234,8 +235,13 @@ class SglangMetrics:
                 tpot_s = (task.t_gen_last - task.t_prompt_done) / (task.n_decoded - 1)
                 self.tpot.labels(*self._tok, streaming).observe(tpot_s)
 
-    def page(self, queued: int, token_usage: float) -> bytes:
+    def page(self, queued: int, token_usage: float, active_steps: int | None = None) -> bytes:
+        """The page; `active_steps`: an adaptive server's current draft steps (topk 1: width
+        steps + 1), which its gauges follow (metrics_reporter.py:1016-1020)."""
         with self._lock:
+            if active_steps is not None:
+                self.active_steps.set(active_steps)
+                self.active_width.set(active_steps + 1)
             self.queued.set(queued)
             self.usage.set(token_usage)
             registry = CollectorRegistry(auto_describe=False)

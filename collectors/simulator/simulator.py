@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
@@ -12,11 +12,13 @@ from collectors.simulator.accelerator import Accelerator, AcceleratorReading
 from collectors.simulator.backends import BACKENDS, DialectStats, dialect_server, dialect_stats
 from collectors.simulator.dcgm import UPDATE_PERIOD_S, DcgmServer, device_labels
 from collectors.simulator.engine import Engine
+from collectors.simulator.k0_overhead import K0_OVERHEADS, K0Overhead
 from collectors.simulator.llama_http import LlamaServer
 from collectors.simulator.llama_log import LlamaLog
 from collectors.simulator.loopback import LoopbackServer
 from collectors.simulator.profiles import DraftShape, Profile, get_profile
 from collectors.simulator.request_log import RequestLog
+from collectors.simulator.scheduled_arms import arm_policy
 from collectors.simulator.tasks import LiveView
 
 
@@ -45,6 +47,12 @@ class Simulator:
     "detailed"): its streams' usage chunk then carries `metrics.speculative_decoding`.
     `log_dir`: where a llama-server pair writes its logs, `plain.log` and `draft.log`, in a real
     llama-server's format (llama_log.py), for spectop's `--server-log` reader; None: no logs.
+    `arms`: more drafting servers on the same chip, by name, each started with its engine's own
+    flags: a vLLM's `--speculative-config JSON` (a `num_speculative_tokens_per_batch_size`
+    schedule), an SGLang's `--speculative-adaptive [--speculative-adaptive-config FILE]`
+    (scheduled_arms.py); e.g. "scheduled" and "k0" (configured, nothing drafted). Each serves on
+    `arm_ports[name]` (0 or absent: a free port). `k0_overhead`: what a step drafting nothing with
+    speculation configured costs over plain (k0_overhead.py; default: the published vLLM figures).
     """
 
     def __init__(
@@ -63,6 +71,9 @@ class Simulator:
         dp: int = 1,
         per_request_spec: str = "none",
         log_dir: Path | None = None,
+        arms: Mapping[str, Sequence[str]] | None = None,
+        arm_ports: Mapping[str, int] | None = None,
+        k0_overhead: K0Overhead | str = "vllm",
     ) -> None:
         if speedup <= 0:
             raise ValueError("speedup must be positive")
@@ -89,15 +100,24 @@ class Simulator:
             seed=seed,
             energy_offset_mj=float(1_000_000_000 + (seed % 1000) * 1_000_003),
             clock=clock,
+            k0_overhead=K0_OVERHEADS[k0_overhead] if isinstance(k0_overhead, str) else k0_overhead,
         )
+        # each more arm's drafting, from its flags (a refused schedule warns, as the engine would)
+        self.arm_flags = {name: tuple(flags) for name, flags in (arms or {}).items()}
+        policies = {
+            name: arm_policy(backend, flags, self.profile, total_slots // dp, dp)
+            for name, flags in self.arm_flags.items()
+        }
+        self.warnings = [f"{name}: {w}" for name, p in policies.items() for w in p.warnings]
+        self._arm_ports = dict(arm_ports or {})
         self._stats: dict[str, DialectStats] = {}
         if backend != "llama-server":
             self._stats = {
                 kind: dialect_stats(backend, self.profile, kind, n_ctx, dp, per_request_spec)
-                for kind in ("plain", "draft")
+                for kind in ("plain", "draft", *policies)
             }
         # each arm's finished requests with their raw times: what a test holds the pages against
-        self.request_logs = {kind: RequestLog() for kind in ("plain", "draft")}
+        self.request_logs = {kind: RequestLog() for kind in ("plain", "draft", *policies)}
         # only llama-server logs its requests' drafting (vLLM and SGLang log no per-request lines)
         self.logs: dict[str, LlamaLog] = {}
         if log_dir is not None and backend == "llama-server":
@@ -120,6 +140,21 @@ class Simulator:
             )
             for kind in ("plain", "draft")
         )
+        self.arms = {
+            name: Engine(
+                name,
+                self.profile,
+                self.accelerator,
+                n_slots=total_slots,
+                n_ctx=n_ctx,
+                seed=seed,
+                noise=noise,
+                clock=clock,
+                observers=[self._stats[name], self.request_logs[name]],
+                policy=policy,
+            )
+            for name, policy in policies.items()
+        }
         self._servers: list[LoopbackServer] = []
 
     def start(self) -> Simulator:
@@ -132,14 +167,18 @@ class Simulator:
                 DcgmServer(
                     (self.host, self._ports[2]), self.accelerator, device_labels(self.profile.chip, self.seed)
                 ),
+                *(
+                    self._arm_server(self._arm_ports.get(name, 0), engine)
+                    for name, engine in self.arms.items()
+                ),
             ]
         except OSError:
             for server in self._servers:
                 server.server_close()
             self._servers = []
             raise
-        self.plain.start()
-        self.draft.start()
+        for engine in self.engines:
+            engine.start()
         for server in self._servers:
             server.start()
         return self
@@ -153,9 +192,14 @@ class Simulator:
             return LlamaServer((self.host, port), engine)
         return dialect_server(self.backend, (self.host, port), engine, self._stats[engine.kind])
 
+    @property
+    def engines(self) -> list[Engine]:
+        """Plain, draft and the more arms."""
+        return [self.plain, self.draft, *self.arms.values()]
+
     def stop(self) -> None:
-        self.plain.stop()
-        self.draft.stop()
+        for engine in self.engines:
+            engine.stop()
         for server in self._servers:
             server.stop()
         self._servers = []
@@ -186,6 +230,11 @@ class Simulator:
     @property
     def draft_url(self) -> str:
         return self._url(1)
+
+    @property
+    def arm_urls(self) -> dict[str, str]:
+        """Each more arm's URL by name."""
+        return {name: self._url(3 + i) for i, name in enumerate(self.arms)}
 
     @property
     def meter_url(self) -> str:

@@ -20,6 +20,7 @@ from collectors.simulator.openai_http import OpenAIHandler, OpenAIServer
 from collectors.simulator.tasks import Task
 from collectors.simulator.vllm_dp import VllmDpMetrics
 from collectors.simulator.vllm_metrics import VllmMetrics
+from collectors.simulator.vllm_schedule import VllmDynamicK
 
 VERSION = "0.33.0"
 
@@ -43,7 +44,9 @@ class VllmServer(OpenAIServer):
     def config(self) -> dict[str, Any]:
         engine = self.engine
         spec = None
-        if engine.speculative:
+        if isinstance(engine.policy, VllmDynamicK):  # as configured (its schedule None if refused)
+            spec = dict(engine.policy.config)
+        elif engine.speculative:
             spec = {"method": "draft_model", "num_speculative_tokens": engine.profile.draft.n_max}
         return {
             "model_config": {"model": engine.profile.model_alias, "max_model_len": engine.n_ctx},
