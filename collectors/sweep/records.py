@@ -209,6 +209,38 @@ class ArmUntrusted:
 
 
 @dataclass(frozen=True, slots=True)
+class ScheduleCheck:
+    """The scheduled arm at one class and batch against the lower envelope of plain and always-draft,
+    and the K = 0 arm's cost against plain (schedule_check.py); None where not measured or trusted."""
+
+    prompt_class: str
+    batch: int
+    envelope_arm: str | None
+    envelope_mj_per_token: float | None
+    scheduled_mj_per_token: float | None
+    above_envelope: float | None  # scheduled / envelope - 1
+    within_band: bool | None
+    k0_energy_cost: float | None  # k0 mJ/token / plain - 1
+    k0_time_cost: float | None  # k0 time per output token / plain's - 1
+
+
+@dataclass(frozen=True, slots=True)
+class LoadVerification:
+    """Whether a schedule, measured, saves over a load against always-draft and plain."""
+
+    load: Mapping[str, float]  # batch (as text) -> share of time
+    prompt_class: str
+    scheduled_mj_per_token: float | None
+    always_mj_per_token: float | None
+    plain_mj_per_token: float | None
+    saving_vs_always: float | None  # 1 - scheduled / always-draft
+    saving_vs_plain: float | None
+    above_band: tuple[int, ...]  # batches where the scheduled arm sits above the envelope's band
+    verified: bool
+    line: str
+
+
+@dataclass(frozen=True, slots=True)
 class ArmsSummary:
     """Seed 001's table per class and the best arms (schema "spectop.summary-arms/1")."""
 
@@ -228,6 +260,8 @@ class ArmsSummary:
     untrusted: tuple[ArmUntrusted, ...]
     rule: RuleUsed
     flags: tuple[str, ...]
+    # with a scheduled or k0 arm (schedule_check.py); left out of summary.json without one
+    schedule: tuple[ScheduleCheck, ...] | None = field(default=None, metadata={"omit_none": True})
 
 
 Summary = PairedSummary | ArmsSummary

@@ -17,6 +17,7 @@ from collectors.sweep.open_loop_tables import (
 )
 from collectors.sweep.records import ArmsSummary, PairedSummary, Summary
 from collectors.sweep.rule import Crossover
+from collectors.sweep.schedule_check import check_sentences
 from collectors.sweep.tables import arms_cells, cell, table_cells
 
 
@@ -115,6 +116,7 @@ def arms_sentences(record: ArmsSummary) -> list[str]:
             f"{w.arm} on {w.prompt_class}: {why}, but it drafts on {', '.join(w.drafts_on)}, "
             "so that point measures its plain decoding and counts (not a void arm)."
         )
+    lines += check_sentences(record.schedule or ())
     for arm, why in record.failed_arms.items():
         lines.append(f"Arm {arm} failed, its points after that left out: {why}")
     if record.idle_w is not None:

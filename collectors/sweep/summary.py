@@ -41,6 +41,7 @@ from collectors.sweep.records import (
 )
 from collectors.sweep.rule import EVEN_BAND, Verdict, at_batch, classify, interpolate, judge, judge_speed
 from collectors.sweep.run_meta import RunMeta
+from collectors.sweep.schedule_check import schedule_checks
 from collectors.sweep.sentences import to_markdown
 from collectors.sweep.store import RunStore, load_run
 from collectors.sweep.tables import MAIN_COLUMNS, table_cells, to_table_csv
@@ -282,4 +283,5 @@ def _arms_summary(rows: Sequence[Row], meta: RunMeta) -> ArmsSummary:
         ),
         rule=RuleUsed(EVEN_BAND, ACCEPTANCE_LINE, tuple(sorted(checks.EXCLUDING))),
         flags=_flags(rows),
+        schedule=tuple(schedule_checks(table)) or None,
     )
