@@ -102,22 +102,18 @@ class Simulator:
             clock=clock,
             k0_overhead=K0_OVERHEADS[k0_overhead] if isinstance(k0_overhead, str) else k0_overhead,
         )
-        # each more arm's drafting, from its flags (a refused schedule warns, as the engine would)
-        self.arm_flags = {name: tuple(flags) for name, flags in (arms or {}).items()}
-        policies = {
-            name: arm_policy(backend, flags, self.profile, total_slots // dp, dp)
-            for name, flags in self.arm_flags.items()
-        }
-        self.warnings = [f"{name}: {w}" for name, p in policies.items() for w in p.warnings]
+        self.total_slots = total_slots
+        self._slots_ctx, self._noise, self._clock = (total_slots, n_ctx), noise, clock
+        self._dialect_args = (n_ctx, dp, per_request_spec)
         self._arm_ports = dict(arm_ports or {})
         self._stats: dict[str, DialectStats] = {}
         if backend != "llama-server":
             self._stats = {
                 kind: dialect_stats(backend, self.profile, kind, n_ctx, dp, per_request_spec)
-                for kind in ("plain", "draft", *policies)
+                for kind in ("plain", "draft")
             }
         # each arm's finished requests with their raw times: what a test holds the pages against
-        self.request_logs = {kind: RequestLog() for kind in ("plain", "draft", *policies)}
+        self.request_logs = {kind: RequestLog() for kind in ("plain", "draft")}
         # only llama-server logs its requests' drafting (vLLM and SGLang log no per-request lines)
         self.logs: dict[str, LlamaLog] = {}
         if log_dir is not None and backend == "llama-server":
@@ -140,22 +136,47 @@ class Simulator:
             )
             for kind in ("plain", "draft")
         )
-        self.arms = {
-            name: Engine(
-                name,
-                self.profile,
-                self.accelerator,
-                n_slots=total_slots,
-                n_ctx=n_ctx,
-                seed=seed,
-                noise=noise,
-                clock=clock,
-                observers=[self._stats[name], self.request_logs[name]],
-                policy=policy,
-            )
-            for name, policy in policies.items()
-        }
+        self.arms: dict[str, Engine] = {}
+        self.arm_flags: dict[str, tuple[str, ...]] = {}
+        self.warnings: list[str] = []  # what the more arms' servers warned of at start
+        for name, flags in (arms or {}).items():
+            self._new_arm(name, flags)
         self._servers: list[LoopbackServer] = []
+
+    def _new_arm(self, name: str, flags: Sequence[str]) -> Engine:
+        if name in ("plain", "draft", *self.arms):
+            raise ValueError(f"the simulator already has an arm called {name!r}")
+        (n_slots, n_ctx), dp = self._slots_ctx, self._dialect_args[1]
+        policy = arm_policy(self.backend, flags, self.profile, n_slots // dp, dp)
+        self._stats[name] = dialect_stats(self.backend, self.profile, name, *self._dialect_args)
+        self.request_logs[name] = RequestLog()
+        engine = Engine(
+            name,
+            self.profile,
+            self.accelerator,
+            observers=[self._stats[name], self.request_logs[name]],
+            policy=policy,
+            n_slots=n_slots,
+            n_ctx=n_ctx,
+            seed=self.seed,
+            noise=self._noise,
+            clock=self._clock,
+        )
+        self.arms[name] = engine
+        self.arm_flags[name] = tuple(flags)
+        self.warnings += [f"{name}: {w}" for w in policy.warnings]
+        return engine
+
+    def add_arm(self, name: str, flags: Sequence[str], port: int = 0) -> str:
+        """Start one more drafting server on the same chip, with its engine's flags (see `arms`),
+        while the simulator runs; its URL. ValueError where its engine would refuse the flags."""
+        engine = self._new_arm(name, flags)
+        if self._servers:
+            server = self._arm_server(port, engine)
+            self._servers.append(server)
+            engine.start()
+            server.start()
+        return self.arm_urls[name]
 
     def start(self) -> Simulator:
         if self._servers:
@@ -167,10 +188,7 @@ class Simulator:
                 DcgmServer(
                     (self.host, self._ports[2]), self.accelerator, device_labels(self.profile.chip, self.seed)
                 ),
-                *(
-                    self._arm_server(self._arm_ports.get(name, 0), engine)
-                    for name, engine in self.arms.items()
-                ),
+                *(self._arm_server(self._arm_ports.get(n, 0), engine) for n, engine in self.arms.items()),
             ]
         except OSError:
             for server in self._servers:

@@ -112,7 +112,10 @@ def config_from_flags(argv: Sequence[str]) -> dict[str, Any]:
         name, eq, value = token.partition("=")
         if name in CONFIG_FLAGS:
             text = value if eq else (argv[i + 1] if i + 1 < len(argv) else "")
-            config = json.loads(text)
+            try:
+                config = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"--speculative-config is not JSON ({exc.msg}): {text[:60]!r}") from None
             if not isinstance(config, dict):
                 raise ValueError("--speculative-config must be a JSON object")
             return config

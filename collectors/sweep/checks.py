@@ -20,6 +20,7 @@ from collectors.meters.window import WindowEnergy
 from collectors.servers import registry
 from collectors.sweep.open_loop import late_sends_flag
 from collectors.sweep.point import Flag, SweepPoint
+from collectors.sweep.schedule_check import K0, SCHEDULED
 
 Row = SweepPoint
 
@@ -145,10 +146,12 @@ def void_message(row: Row) -> str:
 
 
 def drafting_flags(row: Row) -> list[Flag]:
-    """A drafting point (any arm but plain) that drafted nothing is void; one whose server gave no
-    counts is unknown."""
+    """A drafting point (any arm but plain, k0 and scheduled) that drafted nothing is void; one whose
+    server gave no counts is unknown."""
     if row.arm == "plain":
         return []
+    if row.window.drafted == 0 and row.arm in (K0, SCHEDULED):
+        return []  # speculation configured, nothing drafted: what K = 0 is, and a schedule's "off"
     if row.window.drafted == 0:
         return [flag("void", void_message(row))]
     flags = []

@@ -26,6 +26,7 @@ from collectors.simulator.multi_arm import MULTI_ARM_PROFILES, MultiArmSimulator
 from collectors.simulator.traffic import TrafficGenerator, default_pattern
 from collectors.sweep.plan import MAX_TOKENS
 from tui.commands import _common as opts
+from tui.commands import _demo_arms as demo_arms
 from tui.commands._demo_dashboard import dashboard_with_traffic
 from tui.commands._demo_live import live, wait
 from tui.config import Settings
@@ -122,6 +123,7 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="tokens per demo request (default 128)",
     )
+    demo_arms.add_options(parser)
     opts.add_options(parser, "record")
     parser.add_argument(
         "--duration",
@@ -154,6 +156,7 @@ def _start(args: argparse.Namespace, log_dir: Path | None = None) -> Simulator:
             backend=args.backend,
             dp=getattr(args, "dp", 1),
             log_dir=log_dir,
+            k0_overhead=getattr(args, "k0_overhead", "vllm"),
         ).start()
     except ValueError as exc:
         raise SpectopError(f"demo: --dp {args.dp}: {exc}", "use --dp with --backend vllm") from None
@@ -185,6 +188,7 @@ def run(args: argparse.Namespace) -> int:
             "demo: --record records the demo's dashboard",
             "drop --screenshots, --llama, --serve-only and --no-ui",
         )
+    demo_arms.check(args)
     if args.screenshots is not None:
         from tui.screenshots import capture
 
@@ -217,7 +221,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _serve_only(sim: Simulator, args: argparse.Namespace) -> int:
+    with tempfile.TemporaryDirectory(prefix="spectop-demo-arms-") as arm_files:
+        demo_arms.start_arms(sim, args, Path(arm_files))
+        return _serve(sim, args)
+
+
+def _serve(sim: Simulator, args: argparse.Namespace) -> int:
     print(f"plain {sim.plain_url}\ndraft {sim.draft_url}\nmeter {sim.meter_page_url}", flush=True)
+    print("".join(f"{name} {url}\n" for name, url in sim.arm_urls.items()), end="", flush=True)
     print(
         f"spectop demo: simulating {sim.profile.description} as {sim.backend} (seed {args.seed}, speedup {args.speedup:g}); "
         "Ctrl-C stops it\n"

@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
+from collectors.sweep import checks
 from collectors.sweep.records import ArmsSummary, summary_from_json
 from collectors.sweep.schedule_check import WALKING_LOAD, verify_over_load
 from collectors.sweep.sentences import arms_sentences, to_markdown
 from collectors.sweep.summary import summarize
-from tests.support.sweep_rows import points
+from tests.support.sweep_rows import fine_point, points
 
 SERVER = {"backend": "vllm", "command": "vllm serve ..."}
 # batch -> arm -> (tok/s, W); mJ/token = 1000 W / tok/s
@@ -115,3 +116,11 @@ def test_not_verified_when_a_batch_sits_above_the_band_or_nothing_is_saved() -> 
         only_16.line.startswith("not verified: over this load the schedule costs")
         and "+1.1 % against plain" in only_16.line
     )
+
+
+def test_drafting_nothing_is_what_k0_and_an_off_schedule_do_not_a_void_point() -> None:
+    # an always-draft arm that drafted nothing measured plain decoding: void; the k0 arm and the
+    # scheduled arm above its crossover draft nothing by design
+    assert [f.code for f in checks.drafting_flags(fine_point(arm="draft", drafted=0))] == ["void"]
+    assert checks.drafting_flags(fine_point(arm="k0", drafted=0)) == []
+    assert checks.drafting_flags(fine_point(arm="scheduled", drafted=0)) == []
