@@ -18,6 +18,7 @@ from collectors.sweep.marginal import width_advice
 from collectors.sweep.point import SweepPoint
 from collectors.sweep.records import ArmEntry, BelowLine, ClassVerdict, TurnOff, VoidWaived
 from collectors.sweep.rule import EVEN_BAND, Verdict
+from collectors.sweep.schedule_check import K0, SCHEDULED
 from collectors.sweep.settings import draft_length, off_above, setting_lines
 
 ACCEPTANCE_LINE = 0.60  # seed 001: below it, every strategy measured cost energy
@@ -47,7 +48,14 @@ def best_arms(cls: str, batch: int, entries: Sequence[ArmEntry]) -> ClassVerdict
     by_energy = min(saving, key=lambda e: e.figures.mj_per_token or 0.0).arm if saving else "plain"
     faster = [e for e in trusted if (e.speedup or 0) > 1.0 + EVEN_BAND]
     by_speed = max(faster, key=lambda e: e.figures.tok_s or 0.0).arm if faster else "plain"
-    low = [e for e in trusted if e.figures.acceptance is not None and e.figures.acceptance < ACCEPTANCE_LINE]
+    # a scheduled or K = 0 arm drafts nothing at some batches by design: its acceptance is no drafter's
+    low = [
+        e
+        for e in trusted
+        if e.figures.acceptance is not None
+        and e.figures.acceptance < ACCEPTANCE_LINE
+        and e.arm not in (SCHEDULED, K0)
+    ]
     steps = width_advice(
         {
             n: (e.figures.mj_per_token, e.figures.mean_advance)

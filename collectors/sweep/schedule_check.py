@@ -100,6 +100,11 @@ def _nearest(batch: int, swept: Sequence[int]) -> int:
     return min(swept, key=lambda b: (abs(math.log(b) - math.log(batch)), b))
 
 
+def _in_load(batch: int, load: Mapping[int, float], figures: Mapping[int, ArmFigures]) -> bool:
+    """Whether the load needs the swept `batch` (some load batch is nearest to it)."""
+    return any(_nearest(b, sorted(figures)) == batch for b in load)
+
+
 def _over_load(figures: Mapping[int, ArmFigures], load: Mapping[int, float]) -> float | None:
     """mJ/token over the load: sum(h W) / sum(h tok/s), None when a batch it needs is untrusted."""
     swept = sorted(figures)
@@ -126,13 +131,22 @@ def verify_over_load(
         if t.prompt_class == cls:
             by_arm.setdefault(t.arm, {})[t.batch] = t.figures
     energy = {arm: _over_load(by_arm.get(arm, {}), load) for arm in (SCHEDULED, ALWAYS, "plain")}
+    untrusted = sorted(
+        {
+            b
+            for arm in energy
+            for b, f in by_arm.get(arm, {}).items()
+            if not f.trusted and _in_load(b, load, by_arm[arm])
+        }
+    )
     sched, always, plain = energy[SCHEDULED], energy[ALWAYS], energy["plain"]
     vs_always = 1.0 - sched / always if sched is not None and always else None
     vs_plain = 1.0 - sched / plain if sched is not None and plain else None
     above = tuple(c.batch for c in summary.schedule or () if c.prompt_class == cls and c.within_band is False)
     if vs_always is None or vs_plain is None:
         missing = [arm for arm, e in energy.items() if e is None]
-        line = f"not verified: no trustworthy {', '.join(missing)} figures at every batch of this load"
+        where = f" (untrusted at B={', '.join(map(str, untrusted))}: see the flags)" if untrusted else ""
+        line = f"not verified: no trustworthy {', '.join(missing)} figures at every batch of this load{where}"
     elif above:
         line = (
             f"not verified: the scheduled arm sits above the lower envelope of plain and always-draft by "

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+import tempfile
 from pathlib import Path
 
 from collectors.errors import SpectopError
@@ -34,6 +35,19 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--k0", action="store_true", help="one more arm, k0: speculation configured, nothing drafted"
+    )
+    group.add_argument(
+        "--tune",
+        action="store_true",
+        help="headless: sweep plain and draft, derive the schedule, start it (and k0) on the same chip "
+        "and verify it over the demo's walking load; ends with the verdict line",
+    )
+    group.add_argument(
+        "--results",
+        type=Path,
+        default=Path("results"),
+        metavar="DIR",
+        help="--tune's run folders (default ./results)",
     )
     group.add_argument(
         "--k0-overhead",
@@ -65,11 +79,13 @@ def arm_flags(
     return arms
 
 
-def start_arms(sim: Simulator, args: argparse.Namespace, directory: Path) -> None:
+def start_arms(sim: Simulator, args: argparse.Namespace) -> tempfile.TemporaryDirectory[str]:
     """Start the more arms on the running simulator (ports after the meter's with `--port`); a
-    refused flag is the engine's own message, and what the engines warned of goes to stderr."""
+    refused flag is the engine's own message, and what the engines warned of goes to stderr. The
+    folder returned holds the config files the arms read: keep it while they serve."""
+    files = tempfile.TemporaryDirectory(prefix="spectop-demo-arms-")
     n_max = sim.profile.draft.n_max
-    arms = arm_flags(args, sim.backend, n_max, sim.total_slots, directory)
+    arms = arm_flags(args, sim.backend, n_max, sim.total_slots, Path(files.name))
     for i, (name, flags) in enumerate(arms.items()):
         try:
             sim.add_arm(name, flags, port=args.port + 3 + i if args.port else 0)
@@ -83,6 +99,7 @@ def start_arms(sim: Simulator, args: argparse.Namespace, directory: Path) -> Non
             ) from None
     for warning in sim.warnings:
         print(f"spectop demo: warning: {warning}", file=sys.stderr, flush=True)
+    return files
 
 
 def check(args: argparse.Namespace) -> None:

@@ -7,7 +7,8 @@ with the `?period=` to give `--meter dcgm=` so windows are not all flagged short
 Ctrl-C; with a multi-arm profile (`--profile note001`) one line per arm (plain, draft-2, ...,
 ngram) and the meter's. `--no-ui` prints a live line per second instead of opening the dashboard.
 `--backend vllm` or `sglang` serves the same calibrated engines as a vLLM or SGLang pair instead
-of llama-server.
+of llama-server; there `--k0` and `--arm scheduled=FLAGS` serve more arms (_demo_arms.py), and
+`--tune` runs sweep -> schedule -> verify headless (_demo_tune.py).
 """
 
 from __future__ import annotations
@@ -200,6 +201,10 @@ def run(args: argparse.Namespace) -> int:
 
         return run_llama_demo(args.meter, args.phase, args.tokens)
     _signals_as_interrupt()
+    if args.tune:
+        from tui.commands._demo_tune import run_demo_tune
+
+        return run_demo_tune(args, _start(args))
     if args.serve_only and args.profile in MULTI_ARM_PROFILES:
         return _serve_arms(args)
     # the dashboard follows the draft arm's log as `watch` follows a real server's
@@ -221,12 +226,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _serve_only(sim: Simulator, args: argparse.Namespace) -> int:
-    with tempfile.TemporaryDirectory(prefix="spectop-demo-arms-") as arm_files:
-        demo_arms.start_arms(sim, args, Path(arm_files))
-        return _serve(sim, args)
-
-
-def _serve(sim: Simulator, args: argparse.Namespace) -> int:
+    arm_files = demo_arms.start_arms(sim, args)  # noqa: F841 - kept until the demo stops
     print(f"plain {sim.plain_url}\ndraft {sim.draft_url}\nmeter {sim.meter_page_url}", flush=True)
     print("".join(f"{name} {url}\n" for name, url in sim.arm_urls.items()), end="", flush=True)
     print(

@@ -151,7 +151,10 @@ def run(args: argparse.Namespace) -> int:
         return _sweep(args, plan, arms, out, sampler)
 
 
-def _sweep(args: argparse.Namespace, plan, arms, out, sampler: Sampler | None) -> int:
+def _sweep(
+    args: argparse.Namespace, plan, arms, out, sampler: Sampler | None, ends: list | None = None
+) -> int:
+    """Run one sweep, print its summary; the exit code. `ends` gets its SweepEnded (for --tune)."""
     meter_info = sampler.meter.info if sampler else None
     if out:
         out.print(
@@ -232,6 +235,8 @@ def _sweep(args: argparse.Namespace, plan, arms, out, sampler: Sampler | None) -
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     assert ended is not None
+    if ends is not None:
+        ends.append(ended)
     code = _finish(ended, out, args.json, _stopped_by(signalled) if stop.is_set() else None)
     return 128 + signalled[0] if signalled else code
 
