@@ -28,6 +28,7 @@ ALLOWED = {
     "tui/commands/demo.py": "the demo: --backend, --llama and their help",
     "tui/commands/_demo_live.py": "the demo: which simulated server speaks OpenAI",
     "tui/commands/_demo_arms.py": "the demo: its scheduled arms' help names the engines whose flags they take",
+    "tui/commands/_demo_tune.py": "the demo: --tune runs on the simulated engines that can express a schedule",
     "tui/demo_llama.py": "the demo on real llama-servers",
     "tui/screenshots.py": "the demo's screenshots of simulated servers",
     # not yet behind the registry (collectors/docs/servers.md, "What a dialect owns")

@@ -106,3 +106,11 @@ def check(args: argparse.Namespace) -> None:
     """More arms are served with --serve-only (the dashboard watches the draft arm alone)."""
     if (args.arm or args.k0) and not args.serve_only:
         raise SpectopError("demo: --arm and --k0 serve more arms with --serve-only", "add --serve-only")
+
+
+def sweep_hint(sim: Simulator) -> str:
+    """With more arms, the sweep that measures them all (empty without)."""
+    if not sim.arms:
+        return ""
+    arms = " ".join(f"--arm {name}={url}" for name, url in {"draft": sim.draft_url, **sim.arm_urls}.items())
+    return f"\n       spectop sweep --plain {sim.plain_url} {arms} --meter 'dcgm={sim.meter_page_url}'"

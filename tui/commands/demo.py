@@ -234,7 +234,7 @@ def _serve_only(sim: Simulator, args: argparse.Namespace) -> int:
         "Ctrl-C stops it\n"
         f"  try: spectop snapshot --server {sim.draft_url}\n"
         f"       spectop sweep --plain {sim.plain_url} --draft {sim.draft_url} "
-        f"--meter 'dcgm={sim.meter_page_url}'",
+        f"--meter 'dcgm={sim.meter_page_url}'" + demo_arms.sweep_hint(sim),
         file=sys.stderr,
         flush=True,
     )
