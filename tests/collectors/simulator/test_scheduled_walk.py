@@ -153,3 +153,33 @@ def test_a_scheduled_vllm_reports_its_config_and_counts_only_the_drafts_it_made(
     assert "vllm:spec_decode_num_draft_tokens_total" in page
     drafted = [ln for ln in page.splitlines() if ln.startswith("vllm:spec_decode_num_draft_tokens_total")]
     assert drafted and all(float(ln.rsplit(" ", 1)[1]) == 0 for ln in drafted)
+
+
+def batch_figures(sim: Simulator, engine: Engine, clock: ManualClock, batch: int) -> tuple[float, float]:
+    """(tok/s, mJ/token) of `batch` requests submitted at once, over the chip's busy time."""
+    tasks = [engine.submit(PROMPT, n_predict=64, ignore_eos=True) for _ in range(batch)]
+    before = sim.accelerator.read()
+    engine.start()
+    try:
+        run_until_done(sim.accelerator, clock, tasks, TICK_S)
+    finally:
+        engine.stop()
+    after = sim.accelerator.read()
+    tokens = sum(t.n_decoded for t in tasks)
+    busy_s = after.busy_s - before.busy_s
+    return tokens / busy_s / SPEEDUP, (after.busy_energy_mj - before.busy_energy_mj) / tokens
+
+
+@pytest.mark.parametrize(("batch", "tok_s", "mj"), [(8, 339.2, 108.8), (16, 150.8, 107.2)])
+def test_another_backends_k0_costs_two_and_a_half_steps_from_nine_requests(batch, tok_s, mj) -> None:
+    # step-2.5x: no overhead below 9 requests (plain's 339.2 tok/s, 36.9 W: 108.8 mJ/token at 8); from
+    # 9 a step lasts 2.5x, the extra 1.5 at 3 W idle: at 16, 377 / 2.5 = 150.8 tok/s at
+    # (35.9 + 1.5 x 3) / 2.5 = 16.16 W, 107.2 mJ/token (plain's 95.2: +12.6 %, outside the band)
+    clock = ManualClock()
+    sim = Simulator(
+        backend="vllm", arms=vllm_arms(), clock=clock, speedup=SPEEDUP, k0_overhead="step-2.5x", noise=0.0
+    )
+    measured_tok_s, measured_mj = batch_figures(sim, sim.arms["k0"], clock, batch)
+    # the first step of each request is its prefill at plain's rate; 63 of 64 steps run K = 0
+    assert measured_tok_s == pytest.approx(tok_s, rel=0.03)
+    assert measured_mj == pytest.approx(mj, rel=0.03)
