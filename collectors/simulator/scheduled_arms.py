@@ -10,7 +10,7 @@ scheduled arm: two servers and a router stand in for one there.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from collectors.simulator.profiles import Profile
@@ -56,37 +56,3 @@ def k0_flags(backend: str, n_max: int, max_num_seqs: int, directory: Path) -> li
             "0",
         ]
     raise ValueError(f"{backend} cannot draft nothing with speculation configured (no K = 0 setting)")
-
-
-def schedule_flags(
-    backend: str, k_by_batch: Mapping[int, int], n_max: int, max_num_seqs: int, directory: Path
-) -> list[str]:
-    """The flags that start a simulated server on a draft length per batch level (each level's K
-    holds up to the next level): vLLM ranges of `num_speculative_tokens_per_batch_size`, SGLang
-    one-candidate slots keyed by each level's first batch, the first level starting at 1."""
-    levels = sorted(k_by_batch.items())
-    runs: list[tuple[int, int]] = []  # (first batch, K), consecutive equal K merged
-    for batch, k in levels:
-        if not runs or runs[-1][1] != k:
-            runs.append((1 if not runs else batch, k))
-    if backend == "vllm":
-        ends = [first - 1 for first, _ in runs[1:]] + [max(max_num_seqs, runs[-1][0])]
-        ranges = [[first, end, k] for (first, k), end in zip(runs, ends)]
-        config = {
-            "method": "draft_model",
-            "num_speculative_tokens": n_max,
-            "num_speculative_tokens_per_batch_size": ranges,
-        }
-        return ["--speculative-config", json.dumps(config)]
-    if backend == "sglang":
-        path = directory / "scheduled-adaptive.json"
-        path.write_text(json.dumps({str(first): {"candidate_steps": [k]} for first, k in runs}) + "\n")
-        steps = str(runs[0][1])
-        return [
-            "--speculative-adaptive",
-            "--speculative-adaptive-config",
-            str(path),
-            "--speculative-num-steps",
-            steps,
-        ]
-    raise ValueError(f"{backend} has no setting that drafts by batch")

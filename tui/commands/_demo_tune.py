@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import argparse
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from collectors.errors import SpectopError
 from collectors.meters import sampling
+from collectors.servers import registry
 from collectors.simulator import Simulator
-from collectors.simulator.scheduled_arms import k0_flags, schedule_flags
+from collectors.simulator.scheduled_arms import k0_flags
 from collectors.sweep.arms import ArmSpec
 from collectors.sweep.plan import SweepPlan
 from collectors.sweep.prompts import DEFAULT_SET, load_prompts
@@ -34,6 +36,13 @@ def run_demo_tune(args: argparse.Namespace, sim: Simulator) -> int:
         sim.stop()
 
 
+def with_files(flags: tuple[str, ...], files: Mapping[str, str], directory: Path) -> list[str]:
+    """The form's flags with each file it names written into `directory` and named by its path there."""
+    for name, text in files.items():
+        (directory / name).write_text(text)
+    return [str(directory / flag) if flag in files else flag for flag in flags]
+
+
 def _run(args: argparse.Namespace, sim: Simulator) -> int:
     if sim.backend not in ("vllm", "sglang"):
         raise SpectopError(
@@ -51,9 +60,11 @@ def _run(args: argparse.Namespace, sim: Simulator) -> int:
     with tempfile.TemporaryDirectory(prefix="spectop-demo-tune-") as files:
 
         def start_arms(schedule: DraftSchedule) -> tuple[ArmSpec, ...]:
-            k_by_batch = {level.batch: level.k for level in schedule.levels}
-            flags = schedule_flags(sim.backend, k_by_batch, n_max, slots, Path(files))
-            scheduled = sim.add_arm("scheduled", flags)
+            # the engine's own form, as `spectop tune` prints it for the user to paste
+            form = registry.render_schedule(sim.backend, schedule, None)
+            if form.refused:
+                raise SpectopError(f"demo --tune: {form.refused}", "see spectop tune RESULTS")
+            scheduled = sim.add_arm("scheduled", with_files(form.flags, form.files, Path(files)))
             k0 = sim.add_arm("k0", k0_flags(sim.backend, n_max, slots, Path(files)))
             return (ArmSpec("scheduled", scheduled), ArmSpec("k0", k0))
 
