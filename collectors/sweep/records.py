@@ -228,7 +228,7 @@ class ScheduleCheck:
 class LoadVerification:
     """Whether a schedule, measured, saves over a load against always-draft and plain."""
 
-    load: Mapping[str, float]  # batch (as text) -> share of time
+    load: Mapping[str, float]  # batch (as text) -> share of time (of tokens with `by_tokens`)
     prompt_class: str
     scheduled_mj_per_token: float | None
     always_mj_per_token: float | None

@@ -105,32 +105,37 @@ def _in_load(batch: int, load: Mapping[int, float], figures: Mapping[int, ArmFig
     return any(_nearest(b, sorted(figures)) == batch for b in load)
 
 
-def _over_load(figures: Mapping[int, ArmFigures], load: Mapping[int, float]) -> float | None:
-    """mJ/token over the load: sum(h W) / sum(h tok/s), None when a batch it needs is untrusted."""
+def _over_load(figures: Mapping[int, ArmFigures], load: Mapping[int, float], by_tokens: bool) -> float | None:
+    """mJ/token over the load, None when a batch it needs is untrusted: time shares h give
+    sum(h W) / sum(h tok/s); token shares s (`spectop tune --profile`'s) give sum(s mJ/token)."""
     swept = sorted(figures)
     if not swept:
         return None
     joules = tokens = 0.0
     for batch, share in load.items():
         f = figures[_nearest(batch, swept)]
-        if not f.trusted or f.power_w is None or not f.tok_s:
+        if not f.trusted or f.power_w is None or not f.tok_s or f.mj_per_token is None:
             return None
-        joules += share * f.power_w
-        tokens += share * f.tok_s
+        joules += share * (f.mj_per_token / 1000.0 if by_tokens else f.power_w)
+        tokens += share * (1.0 if by_tokens else f.tok_s)
     return 1000.0 * joules / tokens if tokens else None
 
 
 def verify_over_load(
-    summary: ArmsSummary, load: Mapping[int, float] = WALKING_LOAD, prompt_class: str | None = None
+    summary: ArmsSummary,
+    load: Mapping[int, float] = WALKING_LOAD,
+    prompt_class: str | None = None,
+    by_tokens: bool = False,
 ) -> LoadVerification:
-    """Whether the scheduled arm saves over `load` (batch -> share of time) against always-draft
-    and plain, and sits within the band of the envelope at every swept batch; the one line says so."""
+    """Whether the scheduled arm saves over `load` (batch -> share of time, or of tokens with
+    `by_tokens`) against always-draft and plain, and sits within the band of the envelope at every
+    swept batch; the one line says so."""
     cls = prompt_class if prompt_class is not None else (summary.classes[0] if summary.classes else "")
     by_arm: dict[str, dict[int, ArmFigures]] = {}
     for t in summary.rows:
         if t.prompt_class == cls:
             by_arm.setdefault(t.arm, {})[t.batch] = t.figures
-    energy = {arm: _over_load(by_arm.get(arm, {}), load) for arm in (SCHEDULED, ALWAYS, "plain")}
+    energy = {arm: _over_load(by_arm.get(arm, {}), load, by_tokens) for arm in (SCHEDULED, ALWAYS, "plain")}
     untrusted = sorted(
         {
             b
@@ -174,3 +179,22 @@ def verify_over_load(
         verified=line.startswith("verified"),
         line=line,
     )
+
+
+def check_summary(checks: Sequence[ScheduleCheck]) -> str | None:
+    """The checks in one line (the Sweep tab's): where the scheduled arm holds, and K = 0's cost."""
+    if not checks:
+        return None
+    held = [c.batch for c in checks if c.within_band]
+    above = [c.batch for c in checks if c.within_band is False]
+    parts = []
+    if held or above:
+        parts.append(
+            "Scheduled: within the band at B=" + ", ".join(map(str, held))
+            if held and not above
+            else f"Scheduled: ABOVE the envelope's band at B={', '.join(map(str, above))}"
+        )
+    times = [c.k0_time_cost for c in checks if c.k0_time_cost is not None]
+    if times:
+        parts.append(f"K = 0 costs {_pct(min(times))} to {_pct(max(times))} time per token against plain")
+    return "; ".join(parts) + "." if parts else None

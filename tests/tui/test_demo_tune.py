@@ -7,6 +7,7 @@ against always-draft and under 2 % against plain, so the line says "verified" wi
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from tests.support.cli_runs import spectop
 
 pytestmark = pytest.mark.slow  # two sweeps of simulated serving
+LOAD_FLAGS = {"concurrency", "plain-drift", "short-window"}  # what a stalled client can cause
 
 
 @pytest.mark.parametrize("backend", ["vllm", "sglang"])
@@ -34,6 +36,14 @@ def test_the_loop_ends_verified(backend: str, tmp_path) -> None:
     assert "Traceback" not in done.stderr, done.stderr
     lines = done.stdout.strip().splitlines()
     assert "schedule: B=1: K=4, B=2: K=4, B=4: off, B=8: off, B=16: off" in done.stdout
+    runs = sorted(tmp_path.iterdir())
+    assert len(runs) == 2  # the paired run and the verification run
+    if lines[-1].startswith("not verified: no trustworthy"):
+        # a loaded machine can leave a batch untrusted (a stalled client); only for those reasons
+        untrusted = json.loads((runs[1] / "summary.json").read_text())["untrusted"]
+        assert untrusted and all(set(u["because"]) <= LOAD_FLAGS for u in untrusted), untrusted
+        assert done.returncode == 3
+        return
     assert any(line.startswith("Scheduled power at B=8: ") for line in lines)
     assert any(line.startswith("K = 0 power at B=8: ") for line in lines)
     last = re.fullmatch(
@@ -43,7 +53,6 @@ def test_the_loop_ends_verified(backend: str, tmp_path) -> None:
     assert last, lines[-1]
     assert 8 < float(last[1]) < 24 and 0 < float(last[2]) < 6
     assert done.returncode == 0
-    assert len(list(tmp_path.iterdir())) == 2  # the paired run and the verification run
 
 
 def test_llama_server_has_nothing_to_tune_in_one_line() -> None:

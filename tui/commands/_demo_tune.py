@@ -22,7 +22,8 @@ from collectors.sweep.plan import SweepPlan
 from collectors.sweep.prompts import DEFAULT_SET, load_prompts
 from collectors.tune.schedule import DraftSchedule
 from tui.commands import _common as opts
-from tui.commands._sweep_tune import tune_and_verify
+from tui.commands._sweep_tune import WALK, tune_and_verify
+from tui.commands.sweep import _sweep
 
 TUNE_BATCHES = (1, 2, 4, 8, 16)  # the demo's walk visits these
 TUNE_TOKENS = 256
@@ -68,7 +69,9 @@ def _run(args: argparse.Namespace, sim: Simulator) -> int:
             k0 = sim.add_arm("k0", k0_flags(sim.backend, n_max, slots, Path(files)))
             return (ArmSpec("scheduled", scheduled), ArmSpec("k0", k0))
 
+        opts.console().print(f"load: {WALK}", markup=False)
         with sampling(f"dcgm={sim.meter_page_url}") as sampler:
+            console = opts.console()
             return tune_and_verify(
-                sweep_args, plan, pair, opts.console(), sampler, start_arms, draft_tokens=n_max
+                sweep_args, plan, pair, console, sampler, start_arms, _sweep, draft_tokens=n_max
             )

@@ -32,6 +32,19 @@ def add_more_arm_options(parser: argparse.ArgumentParser) -> None:
         help="one arm per draft length (draft-N), each the draft command with --spec-draft-n-max N",
     )
     more.add_argument(
+        "--tune",
+        action="store_true",
+        help="after a paired sweep, derive the schedule, start the draft command with it (and with "
+        "K = 0 where the engine can: the arms scheduled and k0) and verify it over the walking load "
+        "(needs --draft-cmd)",
+    )
+    more.add_argument(
+        "--load",
+        metavar="SPEC",
+        help="with --tune, the load to verify over: token shares by batch (1:0.5,4:0.3,16:0.2), a "
+        "recording, or ledger[:7d], as spectop tune --profile (default the demo's walk)",
+    )
+    more.add_argument(
         "--ngram",
         action="store_true",
         help="an n-gram arm: the plain command with --spec-type ngram-simple",

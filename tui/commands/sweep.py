@@ -27,6 +27,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from collectors.errors import SpectopError
 from collectors.export import json_forms
 from collectors.fmt import printable
 from collectors.meters import Sampler, sampling
@@ -140,6 +141,12 @@ def _run_arms(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.load and not args.tune:
+        raise SpectopError("--load is the load --tune verifies the schedule over", "add --tune")
+    if args.tune:
+        from tui.commands import _sweep_tune
+
+        return _sweep_tune.run(args, build_plan, _sweep)
     if multi_arm(args):
         return _run_arms(args)
     plan = build_plan(args)

@@ -19,6 +19,7 @@ from collectors.sweep.open_loop_tables import main_cells, open_loop_sentences
 from collectors.sweep.plan import PointKey
 from collectors.sweep.point import SweepPoint
 from collectors.sweep.records import ArmsSummary, Summary
+from collectors.sweep.schedule_check import check_summary
 from collectors.sweep.sentences import band_interval, crossover_at, verdict_sentences
 from collectors.sweep.summary import MAIN_COLUMNS, table_cells
 from collectors.sweep.tables import arms_cells
@@ -96,6 +97,9 @@ def arms_verdict(summary: ArmsSummary) -> Text:
     for v in verdicts:
         for setting in v.settings:
             out.append(f"\n{where(v)}: {printable(setting)}")
+    scheduled = check_summary(summary.schedule or ())
+    if scheduled:
+        out.append("\n" + scheduled, "yellow" if "ABOVE" in scheduled else "")
     for w in summary.void_waived:
         out.append(f"\n{w.arm} drafted nothing on {w.prompt_class}, but drafts elsewhere: counted.", "dim")
     for arm, why in summary.failed_arms.items():

@@ -5,57 +5,13 @@ tok/s and W for plain and draft; the scheduled arm drafting at 1 and 2 and K = 0
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from collectors.sweep import checks
-from collectors.sweep.records import ArmsSummary, summary_from_json
-from collectors.sweep.schedule_check import WALKING_LOAD, verify_over_load
+from collectors.sweep.schedule_check import WALKING_LOAD, check_summary, verify_over_load
 from collectors.sweep.sentences import arms_sentences, to_markdown
-from collectors.sweep.summary import summarize
-from tests.support.sweep_rows import fine_point, points
-
-SERVER = {"backend": "vllm", "command": "vllm serve ..."}
-# batch -> arm -> (tok/s, W); mJ/token = 1000 W / tok/s
-FIGURES = {
-    1: {"plain": (61.9, 22.9), "draft": (78.3, 29.8), "scheduled": (78.3, 29.8), "k0": (58.1, 21.7)},
-    2: {"plain": (100.2, 39.1), "draft": (125.5, 35.0), "scheduled": (125.5, 35.0), "k0": (94.0, 36.9)},
-    4: {"plain": (192.3, 39.0), "draft": (163.4, 37.1), "scheduled": (176.6, 36.06), "k0": (176.6, 36.06)},
-    8: {"plain": (339.2, 36.9), "draft": (229.8, 37.6), "scheduled": (305.1, 33.49), "k0": (305.1, 33.49)},
-    16: {"plain": (377.0, 35.9), "draft": (329.1, 37.5), "scheduled": (332.3, 32.0), "k0": (332.3, 32.0)},
-}
-
-
-def _row(batch: int, arm: str, tok_s: float, power_w: float, phase: str = "") -> dict[str, Any]:
-    tokens = 300 * batch
-    seconds = tokens / tok_s
-    drafting = arm == "draft" or (arm == "scheduled" and batch < 4)
-    return {
-        "pass": 0, "batch": batch, "arm": arm, "phase": phase, "prompt_class": "power",
-        "committed_tokens": tokens, "window_s": seconds, "energy_window_s": seconds,
-        "energy_j": power_w * seconds, "energy_covered": True, "net_energy_j": None,
-        "drafted": (200 * batch if drafting else 0) if arm != "plain" else None,
-        "accepted": (140 * batch if drafting else 0) if arm != "plain" else None,
-        "steps": 100, "chunk_gaps_ms": [], "requests": [], "flags": [], "server": SERVER,
-    }  # fmt: skip
-
-
-def rows(figures=FIGURES) -> list[dict[str, Any]]:
-    out = []
-    for batch, arms in figures.items():
-        out += [
-            _row(batch, "plain", *arms["plain"], phase="before"),
-            _row(batch, "plain", *arms["plain"], phase="after"),
-        ]
-        out += [_row(batch, arm, *arms[arm]) for arm in ("draft", "scheduled", "k0")]
-    return out
-
-
-def summary_of(figures=FIGURES) -> ArmsSummary:
-    record = summary_from_json(summarize(points(rows(figures))))
-    assert isinstance(record, ArmsSummary)
-    return record
+from tests.support.schedule_rows import FIGURES, summary_of
+from tests.support.sweep_rows import fine_point
 
 
 def test_each_batch_against_the_envelope_and_k0_against_plain() -> None:
@@ -124,3 +80,27 @@ def test_drafting_nothing_is_what_k0_and_an_off_schedule_do_not_a_void_point() -
     assert [f.code for f in checks.drafting_flags(fine_point(arm="draft", drafted=0))] == ["void"]
     assert checks.drafting_flags(fine_point(arm="k0", drafted=0)) == []
     assert checks.drafting_flags(fine_point(arm="scheduled", drafted=0)) == []
+
+
+def test_the_sweep_tabs_one_line() -> None:
+    # K = 0's time per token over the five batches: 58.1 at 1 against 61.9 is +6.5 %; at 16,
+    # 377.0 / 332.3 is +13.5 %, the most
+    assert check_summary(summary_of().schedule or ()) == (
+        "Scheduled: within the band at B=1, 2, 4, 8, 16; K = 0 costs +6.5 % to +13.5 % time per token against plain."
+    )
+    costly = {**FIGURES, 16: {**FIGURES[16], "scheduled": (150.8, 36.0), "k0": (150.8, 36.0)}}
+    assert (check_summary(summary_of(costly).schedule or ()) or "").startswith(
+        "Scheduled: ABOVE the envelope's band at B=16;"
+    )
+
+
+def test_a_token_share_profile_weighs_each_batchs_mj_per_token() -> None:
+    # spectop tune's --profile form: half the tokens at 2 requests, half at 16:
+    # scheduled (278.9 + 96.3) / 2 = 187.6, always-draft (278.9 + 113.9) / 2 = 196.4, plain (390.2 + 95.2) / 2 = 242.7
+    result = verify_over_load(summary_of(), {2: 0.5, 16: 0.5}, by_tokens=True)
+    assert result.scheduled_mj_per_token == pytest.approx((1000 * 35.0 / 125.5 + 1000 * 32.0 / 332.3) / 2)
+    assert result.always_mj_per_token == pytest.approx((1000 * 35.0 / 125.5 + 1000 * 37.5 / 329.1) / 2)
+    assert result.plain_mj_per_token == pytest.approx((1000 * 39.1 / 100.2 + 1000 * 35.9 / 377.0) / 2)
+    assert result.line == (
+        "verified: the schedule saves 4.5 % against always-draft and 22.7 % against plain over this load"
+    )
