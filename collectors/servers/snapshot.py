@@ -40,6 +40,7 @@ class ServerSnapshot:
     n_ctx_slot: int | None = None
     drafting: bool | None = None  # None when the server does not say
     spec_types: str | None = None
+    draft_tokens: int | None = None  # the most tokens a step drafts, as the server's own setting says
     requests_processing: int | None = None
     requests_deferred: int | None = None
     # window since the previous poll

@@ -55,6 +55,8 @@ class ServerIdentity:
     model: str | None = None
     drafting: bool | None = None
     slots_total: int | None = None
+    # the most tokens a step drafts, where the server says (left out of older runs' files)
+    draft_tokens: int | None = field(default=None, metadata={"omit_none": True})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

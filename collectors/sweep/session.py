@@ -83,6 +83,7 @@ class SweepSession:
                 model=snap.model,
                 drafting=snap.drafting,
                 slots_total=snap.slots_total,
+                draft_tokens=snap.draft_tokens if snap.drafting else None,
             )
 
     def check_arms(self) -> None:

@@ -93,11 +93,13 @@ def derive_schedule(
 
 
 def _argv_length(meta: RunMeta) -> int | None:
-    """A paired run's draft length as its draft arm's command says, read by the arm's dialect."""
+    """A paired run's draft length as its draft arm's command says, read by the arm's dialect, or its server."""
     arm = next((a for a in meta.arms if a.name == "draft"), None)
     server = meta.servers.get("draft")
     dialect = registry.find(server.backend) if server and server.backend else None
-    return dialect.draft_tokens_in(arm.argv) if arm and arm.argv and dialect else None
+    from_argv = dialect.draft_tokens_in(arm.argv) if arm and arm.argv and dialect else None
+    # else what the running server said of itself when the sweep identified it
+    return from_argv if from_argv is not None else (server.draft_tokens if server else None)
 
 
 def _paired_table(summary: PairedSummary) -> Table:

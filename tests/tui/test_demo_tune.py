@@ -38,6 +38,13 @@ def test_the_loop_ends_verified(backend: str, tmp_path) -> None:
     assert "schedule: B=1: K=4, B=2: K=4, B=4: off, B=8: off, B=16: off" in done.stdout
     runs = sorted(tmp_path.iterdir())
     assert len(runs) == 2  # the paired run and the verification run
+    # the paired run's files keep the draft length the server reported of itself (vLLM's
+    # num_speculative_tokens, SGLang's speculative_num_steps: 4), so `spectop tune` needs no flag for it
+    servers = json.loads((runs[0] / "meta.json").read_text())["servers"]
+    assert servers["draft"]["draft_tokens"] == 4 and "draft_tokens" not in servers["plain"]
+    tuned = spectop("tune", str(runs[0]))
+    assert tuned.returncode == 0, tuned.stderr
+    assert "B=4" in tuned.stdout or "4" in tuned.stdout
     if lines[-1].startswith("not verified: no trustworthy"):
         # a loaded machine can leave a batch untrusted (a stalled client); only for those reasons
         untrusted = json.loads((runs[1] / "summary.json").read_text())["untrusted"]

@@ -33,6 +33,11 @@ def _positive_int(info: dict[str, Any] | None, key: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
+def steps(info: dict[str, Any] | None) -> int | None:
+    """The server's speculative_num_steps, the draft length a schedule sets (sglang/schedule.py)."""
+    return _positive_int(info, "speculative_num_steps")
+
+
 def drafted_per_verify(width: int | None, info: dict[str, Any] | None) -> int | None:
     """Draft tokens each request verifies per step: width − 1, else speculative_num_steps."""
     if width is not None and width > 1:

@@ -158,6 +158,7 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> SglangSnapshot:
         n_ctx_slot=context_len(cur),
         drafting=drafting(cur),
         spec_types=sglang_json.spec_types(cur.info),
+        draft_tokens=sglang_accept.steps(cur.info),  # what --speculative-num-steps sets
         requests_processing=series.as_int(running),
         requests_deferred=series.as_int(waiting),
         tokens_predicted_total=series.as_int(series.total(cur.metrics, GENERATED)),

@@ -118,12 +118,15 @@ def drafting(raw: RawPoll) -> bool | None:
 
 def spec_types(raw: RawPoll) -> str | None:
     """The method and k from the config, else k from the per-position series."""
-    spec = raw.spec_config() or {}
-    k = spec.get("num_speculative_tokens") or len(raw.per_position()) or None
+    spec, k = raw.spec_config() or {}, draft_length(raw)
     parts = [str(spec["method"])] if spec.get("method") else []
-    if k:
-        parts.append(f"k={k}")
-    return " ".join(parts) or None
+    return " ".join(parts + ([f"k={k}"] if k else [])) or None
+
+
+def draft_length(raw: RawPoll) -> int | None:
+    """num_speculative_tokens from the config, else the per-position series' length (one per position)."""
+    k = (raw.spec_config() or {}).get("num_speculative_tokens") or len(raw.per_position()) or None
+    return k if isinstance(k, int) and k > 0 else None
 
 
 def restarted(prev: RawPoll, cur: RawPoll) -> bool:
@@ -162,6 +165,7 @@ def derive(prev: RawPoll | None, cur: RawPoll, url: str) -> ServerSnapshot:
         n_ctx_slot=_max_model_len(cur),
         drafting=drafting(cur),
         spec_types=spec_types(cur),
+        draft_tokens=draft_length(cur),
         requests_processing=running,
         requests_deferred=series.as_int(vllm_dp.gauge_total(cur.metrics, WAITING)),
         tokens_predicted_total=series.as_int(cur.total(GENERATED)),
