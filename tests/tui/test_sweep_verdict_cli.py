@@ -18,7 +18,7 @@ from collectors.sweep.summary import summary_of
 from tests.support.cli_runs import one_line
 from tests.support.sweep_rows import as_point, note25_rows, points, row, run_meta
 from tui.cli import main
-from tui.commands import sweep as sweep_command
+from tui.commands._sweep_finish import UNTRUSTED, finish
 
 
 @pytest.fixture(scope="module")
@@ -101,8 +101,8 @@ def test_a_multi_arm_sweep_names_each_untrusted_batch_once(tmp_path, capsys):
     ]
     summary = summary_of(points(rows), run_meta({"schema": "spectop.run-arms/1"}))
     assert [u.batch for u in summary.untrusted].count(1) >= 2
-    code = sweep_command._finish(SweepEnded(tmp_path, summary, False, None), None, True, None)
-    assert code == sweep_command.UNTRUSTED
+    code = finish(SweepEnded(tmp_path, summary, False, None), None, True, None)
+    assert code == UNTRUSTED
     captured = capsys.readouterr()
     assert json.loads(captured.out)["summary"]["schema"] == "spectop.summary-arms/1"
     assert one_line(captured.err).startswith("spectop: no trustworthy pair at B=1, 2: ")

@@ -50,6 +50,7 @@ def test_one_poll_of_two_engines_field_by_field():
         n_ctx_slot=4096,  # /v1/models before the config
         drafting=True,
         spec_types="eagle3 k=3",
+        draft_tokens=3,  # num_speculative_tokens in the speculative config
         requests_processing=8 + 2,
         requests_deferred=1 + 0,
         tokens_predicted_total=2900 + 700,
