@@ -35,6 +35,7 @@ def test_one_poll_of_two_dp_ranks_field_by_field():
         n_ctx_slot=8192,
         drafting=True,
         spec_types="EAGLE3 steps=3 topk=1 draft_tokens=4",
+        draft_tokens=3,  # speculative_num_steps: the length a schedule sets
         requests_processing=6 + 2,
         requests_deferred=1 + 0,
         tokens_predicted_total=2900 + 100,
