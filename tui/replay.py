@@ -3,7 +3,8 @@
 The recorded polls, meter readings, request records and sweep events go through SpectopApp's own
 handlers, in order, when the replay clock passes their time stamps: the same state and the same
 panels as the live session, with no server polled and no meter opened. Space pauses, ←/→ seek a
-few seconds, +/- change the speed.
+few seconds, +/- change the speed. Given a ledger, the replayed windows go into it at the
+recording's wall-clock hours (tui/replay_ledger.py).
 
 Pitfalls handled: seeking back rebuilds the state from the start (the state only grows, like a
 live session's), batched into one repaint; the live window a finished sweep restarts is set on the
@@ -20,6 +21,7 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import Footer, Static
 
+from collectors.ledgerdb.writer import WindowSink
 from collectors.recording.reader import Entry, MeterEntry, Recording, RequestsEntry
 from collectors.servers.server_log import LogRecords
 from collectors.servers.snapshot import ServerSnapshot
@@ -27,6 +29,7 @@ from collectors.sweep import events
 from tui import messages
 from tui.app import SpectopApp
 from tui.config import Settings
+from tui.replay_ledger import recording_writer
 from tui.state import LiveState
 
 SEEK_S = 5.0
@@ -47,7 +50,12 @@ class ReplayApp(SpectopApp):
     ]
 
     def __init__(
-        self, recording: Recording, speed: float = 1.0, *, clock: Callable[[], float] = time.monotonic
+        self,
+        recording: Recording,
+        speed: float = 1.0,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        ledger: WindowSink | None = None,
     ) -> None:
         settings = Settings(
             server_url=recording.server_url, title=f"spectop replay {recording.path.name}", poll=False
@@ -56,6 +64,8 @@ class ReplayApp(SpectopApp):
         super().__init__(settings, None, None, clock=clock)
         # the recorded meter's info, shown and used by its plausibility checks (no sampler is opened)
         self.fleet.watched.state = LiveState(settings.energy_window_s, recording.meter)
+        # one writer for the whole replay: after a seek back it skips the windows it wrote already
+        self.fleet.watched.state.keeper = recording_writer(recording, ledger) if ledger else None
         self._clock = clock
         self.speed = speed
         self.position_s = 0.0
@@ -95,7 +105,9 @@ class ReplayApp(SpectopApp):
         self.show_position()
 
     def restart(self) -> None:
+        keeper = self.state.keeper
         self.fleet.watched.state = LiveState(self.settings.energy_window_s, self.recording.meter)
+        self.state.keeper = keeper
         self.state.paused = not self.playing
         self.log_records = LogRecords(self.settings.server_url)
         self.fleet.watched.meter_error = None

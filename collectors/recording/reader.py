@@ -10,7 +10,9 @@ recording's parts are read one at a time: each starts with its own header.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field, fields
+from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -69,6 +71,7 @@ class Recording:
     title: str
     meter: MeterInfo | None
     t0_s: float  # the recording process's monotonic time at its start
+    wall0_unix_s: float | None  # the wall clock at t0_s (None: a header that says neither)
     entries: tuple[Entry, ...]
     skipped: tuple[str, ...] = field(default=())  # "line N: why", for the lines left out
 
@@ -120,21 +123,37 @@ def read_recording(path: Path) -> Recording:
     meter = head.get("meter")
     entries.sort(key=lambda e: e.t_s)
     t0_s = float(head.get("t0_s", 0.0))
+    wall0_unix_s = _wall0_unix_s(head)
     if head.get("part", 1) != 1 and entries:
         # a later part's times count from the session's start, hours before its first line: it
         # starts at its first entry, and t0_s moves with it so t0_s + t_s is still the monotonic time
         offset_s = entries[0].t_s
         entries = [Entry(e.t_s - offset_s, e.payload) for e in entries]
         t0_s += offset_s
+        wall0_unix_s = None if wall0_unix_s is None else wall0_unix_s + offset_s
     return Recording(
         path=path,
         server_url=printable(str(head.get("server_url", ""))),  # untrusted text, like a server's
         title=printable(str(head.get("title", "spectop"))),
         meter=_meter_info(meter) if meter else None,
         t0_s=t0_s,
+        wall0_unix_s=wall0_unix_s,
         entries=tuple(entries),
         skipped=tuple(skipped),
     )
+
+
+def _wall0_unix_s(head: dict[str, Any]) -> float | None:
+    """The wall clock at the header's t0_s: its own field, or (an older recording) its `started`
+    time, to the second."""
+    wall0 = head.get("wall0_unix_s")
+    if isinstance(wall0, (int, float)) and not isinstance(wall0, bool) and math.isfinite(wall0):
+        return float(wall0)
+    try:
+        started = datetime.fromisoformat(str(head["started"]))
+    except (KeyError, ValueError):
+        return None
+    return started.timestamp() if started.tzinfo else None
 
 
 def _entry_lines(file: BinaryIO) -> tuple[list[str | None], list[str]]:

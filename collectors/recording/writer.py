@@ -1,7 +1,9 @@
 """`--record FILE`: every poll, meter reading, request record and sweep event as compact JSON lines.
 
 The first line of a recording (and of every part after a rotation) is a header: the schema, the
-server's URL, the meter's identity and the monotonic time the recording started (`t0_s`). Each
+server's URL, the meter's identity, the monotonic time the recording started (`t0_s`) and the wall
+clock at that moment (`wall0_unix_s`: a replay puts the windows into the energy ledger at the hours
+they happened, not at the replay's). Each
 later line is `{"t": seconds since t0, "kind": ..., ...}`, one of:
 - `poll`: a ServerSnapshot (`json_forms.snapshot_dict`, plus `taken_at_s`);
 - `meter`: readings as `[t_s, energy_j, power_w, fault]` and the meter's error;
@@ -51,15 +53,22 @@ def rotated_path(path: Path) -> Path:
 
 
 def header(
-    server_url: str, meter: MeterInfo | None, title: str, t0_s: float, part: int = 1
+    server_url: str,
+    meter: MeterInfo | None,
+    title: str,
+    t0_s: float,
+    part: int = 1,
+    wall0_unix_s: float | None = None,
 ) -> dict[str, Any]:
+    wall0_unix_s = time.time() if wall0_unix_s is None else wall0_unix_s
     return {
         "schema": RECORDING_SCHEMA,
         "server_url": server_url,
         "title": title,
         "meter": asdict(meter) if meter else None,
         "t0_s": t0_s,
-        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "wall0_unix_s": round(wall0_unix_s, 3),
+        "started": datetime.fromtimestamp(wall0_unix_s, timezone.utc).isoformat(timespec="seconds"),
         "part": part,
     }
 
@@ -118,13 +127,14 @@ class Recorder:
         secrets: Iterable[str | None] = (),
         max_bytes: int = MAX_RECORDING_BYTES,
         clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.path = Path(path)
         self._clock = clock
-        self.t0_s = clock()
+        self.t0_s, wall0_unix_s = clock(), wall_clock()
         self._secrets = [s for s in secrets if s]
         self._max_bytes = max_bytes
-        self._header = header(server_url, meter, title, self.t0_s)
+        self._header = header(server_url, meter, title, self.t0_s, wall0_unix_s=wall0_unix_s)
         try:
             self._file = self.path.open("w", encoding="utf-8")
         except OSError as exc:

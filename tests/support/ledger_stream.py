@@ -14,6 +14,7 @@ from collectors.ledgerdb.store import EnergyStore
 from collectors.ledgerdb.writer import LedgerWriter
 from collectors.live.accounting import LiveLedger
 from collectors.meters.base import MeterReading
+from collectors.recording.writer import Recorder
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep.records import Summary
 
@@ -76,3 +77,23 @@ def run_spectop(
         if t % POLL_S == 0:
             live.add_snapshot(snapshot(t, first=t == from_s))
             writer.flush(live)
+
+
+def record_spectop(path: Path, meter: Meter, from_s: int, to_s: int, wall0_s: float) -> Path:
+    """One spectop process from `from_s` to `to_s` as its `--record FILE` holds it: the meter's
+    readings as they arrive (a batch a poll) and each poll, on the process's monotonic clock (the
+    stream's seconds: one machine's, so it runs on across the restart) and its wall clock."""
+    now = [float(from_s)]
+    recorder = Recorder(
+        path, server_url=URL, meter=None, clock=lambda: now[0], wall_clock=lambda: wall0_s + now[0]
+    )
+    batch: list[MeterReading] = []
+    for t in range(from_s, to_s + 1, READ_S):
+        now[0] = t
+        batch.append(meter.read_at(t))
+        if t % POLL_S == 0:
+            recorder.meter(batch)
+            recorder.poll(snapshot(t, first=t == from_s))
+            batch = []
+    recorder.close()
+    return path
