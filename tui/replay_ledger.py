@@ -73,24 +73,26 @@ def import_recording(recording: Recording, store: EnergyStore) -> Imported:
     sink = CountingSink(store)
     state = LiveState(Settings().energy_window_s, recording.meter)
     state.keeper = recording_writer(recording, sink)
-    for entry in recording.entries:
-        payload = entry.payload
-        if isinstance(payload, ServerSnapshot):
-            state.add_snapshot(payload)
-        elif isinstance(payload, MeterEntry):
-            for reading in payload.readings:
-                state.add_reading(reading)
-        elif isinstance(payload, events.SweepStarted):
-            state.sweep_started()
-        elif isinstance(payload, events.IdleMeasured):
-            state.ledger.known_idle_w = payload.power_w
-        elif isinstance(payload, events.SweepEnded):
-            # as the dashboard does: a paired sweep's rows become the verdict's reference
-            summary = payload.summary
-            if not isinstance(summary, ArmsSummary) and summary.rows:
-                state.sweep_summary = summary
-            state.sweep_ended(recording.t0_s + entry.t_s)
-    sink.commit()
+    try:  # Ctrl-C keeps the windows read so far: importing the file again adds the rest
+        for entry in recording.entries:
+            payload = entry.payload
+            if isinstance(payload, ServerSnapshot):
+                state.add_snapshot(payload)
+            elif isinstance(payload, MeterEntry):
+                for reading in payload.readings:
+                    state.add_reading(reading)
+            elif isinstance(payload, events.SweepStarted):
+                state.sweep_started()
+            elif isinstance(payload, events.IdleMeasured):
+                state.ledger.known_idle_w = payload.power_w
+            elif isinstance(payload, events.SweepEnded):
+                # as the dashboard does: a paired sweep's rows become the verdict's reference
+                summary = payload.summary
+                if not isinstance(summary, ArmsSummary) and summary.rows:
+                    state.sweep_summary = summary
+                state.sweep_ended(recording.t0_s + entry.t_s)
+    finally:
+        sink.commit()
     wall0 = recording.wall0_unix_s
     span = (wall0, wall0 + recording.duration_s) if wall0 is not None else (None, None)
     return Imported(sink.offered, sink.added, *span)

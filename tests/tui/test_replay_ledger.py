@@ -24,7 +24,9 @@ from collectors.recording.reader import read_recording
 from tests.support.cli_runs import spectop
 from tests.support.ledger_stream import Meter, record_spectop
 from tests.support.manual_clock import ManualClock
+from tui.cli import main
 from tui.replay import ReplayApp
+from tui.state import LiveState
 
 DAY_S = 86_400
 
@@ -97,6 +99,30 @@ async def test_the_dashboards_replay_keeps_the_ledger_once_across_a_seek_back(tm
         await pilot.pause()
     sink.close()
     # the hour, once: 3,600 s × 190 W (see one_hour)
+    assert report(ledger, "1d")["kwh"] == pytest.approx(0.190)
+
+
+def test_an_import_stopped_by_ctrl_c_keeps_what_it_read_and_a_second_adds_the_rest(
+    tmp_path, monkeypatch, capsys
+):
+    """Ctrl-C as the poll at 1,800 s is read: the windows of the polls at 10 … 1,790 s are kept
+    (179 × 10 s × 190 W = 340,100 J); imported again, the other 181 (1,800 … 3,600 s) are added."""
+    recording, ledger = one_hour(tmp_path), tmp_path / "ledger.sqlite"
+    add_snapshot = LiveState.add_snapshot
+
+    def interrupted(state, snap):
+        if snap.taken_at_s == 1800:
+            raise KeyboardInterrupt
+        add_snapshot(state, snap)
+
+    monkeypatch.setattr(LiveState, "add_snapshot", interrupted)
+    assert main(["replay", str(recording), "--ledger", str(ledger), "--no-ui"]) == 130
+    assert "interrupted" in capsys.readouterr().err
+    with EnergyStore(ledger) as store:
+        assert sum(row.energy_j for row in store.hours(0)) == pytest.approx(340_100)
+    monkeypatch.setattr(LiveState, "add_snapshot", add_snapshot)
+    assert main(["replay", str(recording), "--ledger", str(ledger), "--no-ui"]) == 0
+    assert "360 windows" in capsys.readouterr().out
     assert report(ledger, "1d")["kwh"] == pytest.approx(0.190)
 
 

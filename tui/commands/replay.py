@@ -126,6 +126,7 @@ def _show(recording: Recording, speed: float, store: EnergyStore | None) -> int:
         sink.close()
     if sink.problem:
         print(f"spectop replay: {printable(sink.problem)}", file=sys.stderr)
+    print(f"the replayed windows are in the energy ledger {store.path}: {_report_hint([recording], store)}")
     return app.return_code or 0
 
 
@@ -139,10 +140,15 @@ def _import(recordings: list[Recording], store: EnergyStore) -> int:
             f"to {_when(done.last_unix_s)} local time, {done.added:,} added to the energy ledger "
             f"{store.path} ({done.windows - done.added:,} there already)"
         )
+    print(f"see them with: {_report_hint(recordings, store)}")
+    return 0
+
+
+def _report_hint(recordings: list[Recording], store: EnergyStore) -> str:
+    """The report command whose --since reaches back to the oldest recording's start."""
     oldest_unix_s = min((r.wall0_unix_s or time.time() for r in recordings), default=time.time())
     days = max(1, math.ceil((time.time() - oldest_unix_s) / 86400))
-    print(f"see them with: spectop report --since {days}d --ledger {store.path}")
-    return 0
+    return f"spectop report --since {days}d --ledger {store.path}"
 
 
 def _when(unix_s: float | None) -> str:
