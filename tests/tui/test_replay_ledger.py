@@ -20,15 +20,22 @@ import pytest
 
 from collectors.ledgerdb.background import BackgroundStore
 from collectors.ledgerdb.store import EnergyStore
+from collectors.meters import MeterReading
 from collectors.recording.reader import read_recording
+from collectors.recording.writer import Recorder
+from collectors.sweep import summary
+from collectors.sweep.events import SweepEnded
 from tests.support.cli_runs import spectop
 from tests.support.ledger_stream import Meter, record_spectop
 from tests.support.manual_clock import ManualClock
+from tests.support.snapshots import window_snapshot
+from tests.support.sweep_rows import note25_rows, points
 from tui.cli import main
 from tui.replay import ReplayApp
 from tui.state import LiveState
 
 DAY_S = 86_400
+NOTE25 = summary.summary_of(points(note25_rows()))  # a paired sweep's curves
 
 
 def report(path, since: str = "3d") -> dict:
@@ -124,6 +131,40 @@ def test_an_import_stopped_by_ctrl_c_keeps_what_it_read_and_a_second_adds_the_re
     assert main(["replay", str(recording), "--ledger", str(ledger), "--no-ui"]) == 0
     assert "360 windows" in capsys.readouterr().out
     assert report(ledger, "1d")["kwh"] == pytest.approx(0.190)
+
+
+def test_a_recorded_sweep_judges_the_imported_windows_as_it_did_live(tmp_path, capsys):
+    """A sweep that ended before the polls (note 25's curves) judges them as in the live ledger's
+    test (tests/collectors/ledgerdb/test_drafting_verdicts.py, server B): drafting at 8 requests,
+    40 W and 250 tokens a second is 160 mJ/token, 1.471 of plain's 108.79: it costs, so the 100
+    judged seconds are not paid, and off its 4,000 J would have been 2,719.6 J: 1,280.4 J saved."""
+    path, ledger = tmp_path / "sweep.jsonl", tmp_path / "ledger.sqlite"
+    clock = ManualClock(0.0)
+    recorder = Recorder(
+        path, server_url="http://b:8080", meter=None, clock=clock, wall_clock=lambda: time.time() - 600
+    )
+    recorder.sweep(SweepEnded(tmp_path, NOTE25, cancelled=False))
+    for i in range(201):  # 100 one-second polls after a first one, a meter read every 0.5 s
+        clock.t_s = 10 + i / 2
+        recorder.meter([MeterReading(clock.t_s, 40.0 * i / 2, 40.0)])
+        if i % 2 == 0:
+            window_s = 1.0 if i else None
+            recorder.poll(
+                window_snapshot(
+                    clock.t_s,
+                    url="http://b:8080",
+                    window_s=window_s,
+                    window_tokens=250,
+                    drafting=True,
+                    busy_slots_per_decode=8.0,
+                )
+            )
+    recorder.close()
+    assert main(["replay", str(path), "--ledger", str(ledger), "--no-ui"]) == 0
+    assert "100 added" in capsys.readouterr().out
+    body = report(ledger, "1d")
+    assert body["judged_s"] == 100 and body["drafting_paid_share"] == 0
+    assert abs(body["schedule_saving_kwh"] * 3.6e6 - 1280.4) < 0.5
 
 
 def test_no_ui_without_a_ledger_says_what_to_add(tmp_path):
