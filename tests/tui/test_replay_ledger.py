@@ -176,6 +176,7 @@ def test_no_ui_without_a_ledger_says_what_to_add(tmp_path):
     two = spectop("replay", str(recording), str(recording))
     assert "one recording at a time" in two.stderr and "Traceback" not in two.stderr
     swapped = spectop("replay", "--ledger", str(recording), str(tmp_path / "ledger.sqlite"))
+    assert swapped.returncode == 2
     assert f"--ledger {recording} is a recording, not a ledger" in swapped.stderr
     assert not (tmp_path / "ledger.sqlite").exists() and "Traceback" not in swapped.stderr
 
