@@ -31,6 +31,7 @@ ALLOWED = {
     "tui/commands/_demo_tune.py": "the demo: --tune runs on the simulated engines that can express a schedule",
     "tui/demo_llama.py": "the demo on real llama-servers",
     "tui/screenshots.py": "the demo's screenshots of simulated servers",
+    "tui/screenshot_tune.py": "the demo's screenshot of the simulated vLLM server started with its schedule",
     # not yet behind the registry (collectors/docs/servers.md, "What a dialect owns")
     "collectors/http.py": "NOT_A_SERVER lists the servers spectop reads; servers/ imports http.py, so it "
     "cannot ask the registry (test_not_a_server_names_every_dialect keeps the two in step)",

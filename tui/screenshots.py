@@ -1,5 +1,6 @@
 """Regenerate screenshots/ from the demo: the live main screen, a finished quick sweep, and the
-summary of a dashboard watching two servers (a simulated llama-server and vLLM, a meter each).
+summary of a dashboard watching two servers (a simulated llama-server and vLLM, a meter each), and
+the tuned vLLM server watched with its schedule (screenshot_tune.py).
 
 Run by `spectop demo --screenshots DIR`: the app runs headless on the simulator with its traffic,
 exactly as `spectop demo` shows it, and saves SVGs.
@@ -19,6 +20,7 @@ from collectors.simulator.traffic import TrafficGenerator, default_pattern
 from tui.app import SpectopApp
 from tui.config import Settings
 from tui.fleet import WatchedServer
+from tui.screenshot_tune import capture_tuned
 
 SIZE = (140, 42)
 
@@ -102,8 +104,9 @@ def capture_fleet(out_dir: Path, speedup: float = 1.0, warm_up_s: float = 12.0, 
 
 
 def capture(out_dir: Path, speedup: float = 1.0, warm_up_s: float = 12.0, seed: int = 0) -> list[Path]:
-    """Save main.svg, sweep.svg and fleet.svg into `out_dir`; returns their paths."""
+    """Save main.svg, sweep.svg, fleet.svg and tune.svg into `out_dir`; returns their paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
     with Simulator(seed=seed, speedup=speedup) as sim:
         saved = asyncio.run(_capture(sim, out_dir, warm_up_s))
-    return [*saved, capture_fleet(out_dir, speedup, warm_up_s, seed)]
+    tuned = asyncio.run(capture_tuned(out_dir, speedup, warm_up_s, seed))
+    return [*saved, capture_fleet(out_dir, speedup, warm_up_s, seed), tuned]
