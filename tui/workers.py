@@ -90,8 +90,9 @@ def read_meters(fleet: Fleet, post: Post) -> None:
         if readings:
             server.meter_t_s = readings[-1].t_s
         error = sampler.last_error if sampler.failed_ticks else None
-        # a remote meter's error may quote its exporter's page
-        post(messages.MeterRead(readings, printable(error) if error else None, server=index))
+        shown_error = printable(error) if error else None  # a remote meter's error may quote its page
+        if readings or shown_error != server.meter_error:  # nothing new: no message, no handler
+            post(messages.MeterRead(readings, shown_error, server=index))
 
 
 async def probe(server: WatchedServer, api_key: str | None, post: Post) -> None:

@@ -28,6 +28,9 @@ from collectors.meters.window import (
 
 MAX_RATE_HZ = 10.0  # a power-only sensor is integrated at its own update period, at most this often
 COUNTER_RATE_HZ = 1.0  # an energy counter needs no integration: read where windows start and end
+# Marked at window ends: a counter, and the CPU-load estimate, whose running joules integrate its
+# own load over whatever interval lies between two reads.
+MARKED_METHODS = ("counter", "estimate")
 
 
 def default_rate_hz(info: MeterInfo) -> float:
@@ -35,11 +38,19 @@ def default_rate_hz(info: MeterInfo) -> float:
     node_exporter's joules) is exact at any read: its windows get their ends from `Sampler.mark` (at
     each poll, a sweep point's first send and last token), and the schedule only feeds the power
     history, once a second like the poll. A power-only meter is integrated at its own update period
-    (at most 10 Hz); the CPU-load estimate stays at 10 Hz (its model is cubic in the load)."""
+    (at most 10 Hz); the CPU-load estimate stays at 10 Hz for a sweep (its model is cubic in the
+    load; a watcher reads it as `watching_rate_hz` says)."""
     if info.method == "counter":
         return COUNTER_RATE_HZ
     sensor_hz = 1.0 / info.update_period_s if info.update_period_s > 0 else MAX_RATE_HZ
     return min(MAX_RATE_HZ, max(COUNTER_RATE_HZ, sensor_hz))
+
+
+def watching_rate_hz(info: MeterInfo) -> float:
+    """How often a watcher (the dashboard, `export`) reads a meter: as `default_rate_hz`, but the
+    CPU-load estimate once a second, marked at each poll. /proc/stat moves in 10 ms ticks, so a
+    tenth of a second holds a few ticks per CPU; the power history is drawn a point a second."""
+    return COUNTER_RATE_HZ if info.method == "estimate" else default_rate_hz(info)
 
 
 class Sampler:
@@ -113,9 +124,10 @@ class Sampler:
 
     @property
     def reads_on_marks(self) -> bool:
-        """A counter read less often than it changes: windows need `mark` at their ends."""
+        """A counter (or the estimate's running joules) read less often than it changes: windows
+        need `mark` at their ends."""
         info = self.meter.info
-        return info.method == "counter" and self.period_s > info.update_period_s
+        return info.method in MARKED_METHODS and self.period_s > info.update_period_s
 
     def mark(self) -> MeterReading | None:
         """Read the meter now, outside the schedule: a window that starts or ends at a mark has an

@@ -11,7 +11,7 @@ from typing import Any
 from collectors.errors import MeterUnavailable
 from collectors.fmt import number_in
 from collectors.meters.base import Meter, MeterInfo
-from collectors.meters.sampler import Sampler
+from collectors.meters.sampler import Sampler, watching_rate_hz
 from collectors.url_auth import shown
 
 Opener = Callable[[str | None], Meter]  # receives the text after ':' or '=', or None
@@ -224,10 +224,12 @@ def open_meter(spec: str = "auto") -> Meter | None:
 
 
 @contextmanager
-def sampling(spec: str = "auto") -> Iterator[Sampler | None]:
-    """A started sampler on the meter `spec` names (None for `none`); stopped and closed on the way out."""
+def sampling(spec: str = "auto", *, watching: bool = False) -> Iterator[Sampler | None]:
+    """A started sampler on the meter `spec` names (None for `none`); stopped and closed on the way
+    out. `watching`: read as often as a watcher needs (`watching_rate_hz`), not a sweep."""
     meter = open_meter(spec)
-    sampler = Sampler(meter).start() if meter else None
+    rate_hz = watching_rate_hz(meter.info) if meter and watching else None
+    sampler = Sampler(meter, rate_hz).start() if meter else None
     try:
         yield sampler
     finally:

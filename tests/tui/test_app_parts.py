@@ -50,7 +50,19 @@ def test_meter_readings_are_handed_over_once_and_not_while_paused():
     assert all(isinstance(m, messages.MeterRead) and m.error is None for m in posted)
     posted.clear()
     workers.read_meters(fleet, posted.append)
-    assert [m.readings for m in posted] == [[], []]  # nothing new since
+    assert posted == []  # nothing new since, and no error: no message for the UI thread to handle
+    sampler = fleet.servers[0].sampler
+    sampler.failed_ticks, sampler.last_error = 1, "OSError: gone"
+    workers.read_meters(fleet, posted.append)  # a new error is news without readings
+    assert [(m.server, m.readings, m.error) for m in posted] == [
+        (0, [], "OSError: gone"),
+        (1, [], "OSError: gone"),
+    ]
+    for server in fleet.servers:
+        server.meter_error = "OSError: gone"  # as the handler keeps it
+    posted.clear()
+    workers.read_meters(fleet, posted.append)
+    assert posted == []  # the same error again is not
     fleet.pause(True)
     posted.clear()
     workers.read_meters(fleet, posted.append)

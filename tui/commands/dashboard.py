@@ -137,7 +137,7 @@ def run_dashboard(
     from tui.app import SpectopApp  # Textual loads only for the dashboard
 
     collector = AutoCollector(settings.server_url, api_key=settings.api_key)
-    with sampling(meter_spec) as sampler:
+    with sampling(meter_spec, watching=True) as sampler:
         recorder = None
         if record is not None:
             from collectors.recording.writer import Recorder  # only when recording
@@ -178,7 +178,8 @@ def run_fleet(
 
     with ExitStack() as stack:
         opened = {
-            spec: stack.enter_context(sampling(spec)) for spec in dict.fromkeys(s.meter for s in servers)
+            spec: stack.enter_context(sampling(spec, watching=True))
+            for spec in dict.fromkeys(s.meter for s in servers)
         }
         fleet = [
             WatchedServer.of(

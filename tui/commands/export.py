@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     schedule = _tune_live.schedule_of(args)
     with ExitStack() as stack:
         # one sampler per distinct meter: servers named with the same meter share it (and its joules)
-        opened = {spec: stack.enter_context(sampling(spec)) for spec in dict.fromkeys(specs)}
+        opened = {spec: stack.enter_context(sampling(spec, watching=True)) for spec in dict.fromkeys(specs)}
         samplers = [opened[specs[i if len(specs) > 1 else 0]] for i in range(len(urls))]
         collectors = [AutoCollector(url, api_key=opts.api_key(args)) for url in urls]
         store = _report_ledger.open_store(args)

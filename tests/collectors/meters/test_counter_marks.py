@@ -5,12 +5,14 @@ exporter's poll loops share `mark_at_poll`)."""
 from __future__ import annotations
 
 import time
+from collections import namedtuple
 
 import pytest
 
 from collectors.export.exporter import SpectopExporter
 from collectors.meters import MeterInfo, MeterReading
-from collectors.meters.sampler import Sampler
+from collectors.meters.estimate import EstimateMeter
+from collectors.meters.sampler import Sampler, default_rate_hz, watching_rate_hz
 from collectors.servers.snapshot import ServerSnapshot
 
 POWER_W = 250.0
@@ -69,3 +71,42 @@ async def test_every_poll_window_starts_and_ends_on_a_counter_reading():
     window = sampler.energy_between(t0_s, t1_s)
     assert window.covered and not window.short_window
     assert window.energy_j == pytest.approx(POWER_W * (t1_s - t0_s), rel=1e-9)
+
+
+CpuTimes = namedtuple("CpuTimes", "user idle")
+
+
+async def test_a_watched_estimate_is_read_once_a_second_and_at_every_poll():
+    # the CPU half busy by the clock: load 0.5, so 100 W × (0.1 + 0.9 × 0.5³) = 21.25 W by the model
+    meter = EstimateMeter(tdp_w=100.0, cpu_times=lambda: CpuTimes(*(time.monotonic() / 2,) * 2), threads=2)
+    reads = 0
+    real_read = meter.read
+
+    def counted_read() -> MeterReading:
+        nonlocal reads
+        reads += 1
+        return real_read()
+
+    meter.read = counted_read  # type: ignore[method-assign]
+    # a sweep keeps the 10 Hz schedule; a watcher reads once a second
+    assert default_rate_hz(meter.info) == 10.0 and watching_rate_hz(meter.info) == 1.0
+    sampler = Sampler(meter, watching_rate_hz(meter.info)).start()
+    try:
+        collector = Polled()
+        await SpectopExporter(collector, sampler).run(
+            0.25, should_stop=lambda: len(collector.taken_at_s) >= 6
+        )
+    finally:
+        sampler.stop()
+    assert sampler.reads_on_marks
+    read_at = [r.t_s for r in sampler.readings()]
+    for t_s in collector.taken_at_s:
+        assert min(abs(t - t_s) for t in read_at) < 0.1, (t_s, read_at)
+    assert reads <= 6 + 1  # six marks and the schedule's first read, not a 10 Hz schedule's 13
+    # the running joules integrate the load between reads: a window on two marks is the model's
+    # power × its length, and not "short" for the estimate's 0.1 s update period
+    t0_s = min(read_at, key=lambda t: abs(t - collector.taken_at_s[0]))
+    t1_s = min(read_at, key=lambda t: abs(t - collector.taken_at_s[-1]))
+    window = sampler.energy_between(t0_s, t1_s)
+    assert window.covered and not window.short_window
+    assert window.energy_j == pytest.approx(21.25 * (t1_s - t0_s), rel=1e-6)
