@@ -15,9 +15,10 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.reactive import reactive
-from textual.widgets import Sparkline, Static
+from textual.widgets import Static
 
 from tui.widgets.figures import signature, wrapped_rows
+from tui.widgets.sparkline import QuickSparkline
 
 
 class Panel(Vertical):
@@ -47,7 +48,7 @@ class Panel(Vertical):
         super().__init__(id=id)
         # made here, not in compose: the App may show a view before the panel has composed
         self._body = Static(Text("waiting for data…", style="dim"), classes="body")
-        self._sparkline = Sparkline([], summary_function=max) if self.SPARKLINE else None
+        self._sparkline = QuickSparkline([], summary_function=max) if self.SPARKLINE else None
         self._body_shape: tuple[int, int] | None = None  # (width, rows) at the last update
         self._body_signature: tuple[object, ...] | None = None  # what the body shows: text and styles
 
