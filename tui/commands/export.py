@@ -119,7 +119,7 @@ async def serve(exporter: SpectopExporter, interval_s: float) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     try:
-        await exporter.run(interval_s, stop.is_set)
+        await exporter.run(interval_s, stop.is_set, stop)
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)

@@ -208,3 +208,32 @@ async def test_the_poll_loop_stops_between_polls_when_asked():
     # an hour between polls: the loop must end on the flag, within its 0.1 s checks
     await asyncio.wait_for(SpectopExporter(collector, None).run(3600.0, stop.is_set), 30)
     assert collector.polls == 1
+
+
+async def test_the_poll_loop_given_its_stop_event_sleeps_until_the_next_poll_or_the_stop():
+    stop = asyncio.Event()
+    looks: list[float] = []
+
+    def should_stop() -> bool:
+        looks.append(time.monotonic())
+        return stop.is_set()
+
+    class Polled:
+        url, backend, polls = "http://s", "llama.cpp", 0
+
+        async def poll(self):
+            self.polls += 1
+            if self.polls == 2:
+                asyncio.get_running_loop().call_later(0.5, stop.set)
+            return ServerSnapshot(
+                url="http://s", backend="llama.cpp", taken_at_s=time.monotonic(), status="ok"
+            )
+
+    collector = Polled()
+    await asyncio.wait_for(SpectopExporter(collector, None).run(0.3, should_stop, stop), 30)
+    # polls at 0 and 0.3 s, the stop at 0.8 s: the third poll (0.6 s) came on time, and the loop
+    # ended on the stop, not on the next poll at 0.9 s; between polls it looked at the flag once
+    # after each wait (before a poll, after its sleep, after its wait), never each 0.1 s (which
+    # would be about 10 looks)
+    assert collector.polls == 3
+    assert len(looks) <= 3 * 3 + 1
