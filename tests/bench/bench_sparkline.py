@@ -1,0 +1,61 @@
+"""What a sparkline's redraw costs: Textual's Sparkline against the panels' QuickSparkline.
+
+Run by hand: `python tests/bench/bench_sparkline.py [updates]`. A headless app (160x45) holds one
+70x6 sparkline of 300 points, the panels' history; each update shifts in a new point (a sine, so
+every bar and colour moves), lets the app redraw, then changes a one-cell Static and lets it
+redraw again (the floor: a frame with the sparkline unchanged). Printed: the process's CPU per
+update for each widget, the app's own floor included, so read the difference.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import sys
+import time
+
+from textual.app import App, ComposeResult
+from textual.widgets import Sparkline, Static
+
+from tui.widgets.sparkline import QuickSparkline
+
+
+def wave(i: int) -> float:
+    return 50 + 40 * math.sin(i / 7)
+
+
+class One(App[None]):
+    CSS = "Sparkline { height: 6; width: 70; }"
+
+    def __init__(self, kind: type[Sparkline]) -> None:
+        super().__init__()
+        self.kind = kind
+
+    def compose(self) -> ComposeResult:
+        yield self.kind([], summary_function=max)
+        yield Static("0", id="floor")
+
+
+async def ms_per_update(kind: type[Sparkline], updates: int) -> float:
+    app = One(kind)
+    async with app.run_test(size=(160, 45)) as pilot:
+        sparkline, floor = app.query_one(Sparkline), app.query_one("#floor", Static)
+        data = [wave(i) for i in range(300)]
+        t0 = time.process_time()
+        for i in range(updates):
+            data = [*data[1:], wave(300 + i)]
+            sparkline.data = data
+            await pilot.pause()
+            floor.update(str(i))
+            await pilot.pause()
+        return (time.process_time() - t0) * 1000 / updates
+
+
+def main() -> None:
+    updates = int(sys.argv[1]) if len(sys.argv) > 1 else 100
+    for kind in (Sparkline, QuickSparkline, Sparkline, QuickSparkline):  # twice each, alternated
+        print(f"{kind.__name__:>15}: {asyncio.run(ms_per_update(kind, updates)):.2f} ms of CPU per update")
+
+
+if __name__ == "__main__":
+    main()
