@@ -54,3 +54,17 @@ def test_ruff_bans_ui_imports_under_collectors(tmp_path):
     finally:
         probe.unlink()
     assert out.returncode != 0 and out.stdout.count("TID251") == 2
+
+
+def test_the_dashboards_first_frame_loads_no_numpy():
+    """numpy is the slowest import on the dashboard's way to its first frame (about 0.1 s warm, over
+    a second cold, issue 28's 1 s goal): the CLI, the app and the dashboard command load none; the
+    percentile and interpolation code imports it at its first use."""
+    code = (
+        "import sys\n"
+        "import tui.cli, tui.app, tui.commands.dashboard\n"
+        "print(sorted(m for m in ('numpy', 'uvicorn') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -11,9 +11,8 @@ server did not report stay unknown, never 0.
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable, Iterable, Sequence
-
-import numpy as np
 
 from collectors.energy import ledger
 from collectors.sweep.point import SweepPoint
@@ -29,10 +28,12 @@ def _sum(values: Sequence[float | None]) -> float | None:
 
 def _median(values: Iterable[float | None]) -> float | None:
     present = [v for v in values if v is not None]
-    return float(np.median(present)) if present else None
+    return float(statistics.median(present)) if present else None
 
 
 def _pooled(samples: list[float] | None, q: float) -> float | None:
+    import numpy as np  # here: numpy is the dashboard's slowest import, and its first frame needs none
+
     return float(np.percentile(samples, q)) if samples else None
 
 

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-import numpy as np
 
 from collectors.energy import ledger
 from collectors.errors import SpectopError
@@ -158,6 +157,8 @@ def _with_batch(record: RequestRecord, busy: list[tuple[float, int]], sent: int)
 
 
 def _pct(values: list[float], q: float) -> float | None:
+    import numpy as np  # here: the CLI loads this module, and the dashboard's first frame needs no numpy
+
     return float(np.percentile(values, q)) if values else None
 
 

@@ -23,8 +23,6 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-import numpy as np
-
 # Ratios within 5 % of 1 break even: note 25's pass spreads reach 8 %, so a smaller difference is
 # not a measured difference.
 EVEN_BAND = 0.05
@@ -35,6 +33,8 @@ def interpolate(points: Iterable[tuple[float, float]], x: float) -> float | None
     ordered = sorted(points)
     if not ordered:
         return None
+    import numpy as np  # here, not at the top: the dashboard's first frame does not wait on numpy
+
     return float(np.interp(x, [p[0] for p in ordered], [p[1] for p in ordered]))
 
 

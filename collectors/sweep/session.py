@@ -17,7 +17,6 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 import httpx
-import numpy as np
 
 from collectors.errors import SpectopError
 from collectors.http import STREAM_TIMEOUT, make_client
@@ -178,6 +177,8 @@ class SweepSession:
         if window is None or offsets is None or len(window.records) != len(offsets):
             return load
         late_ms = [1000 * (r.t_send_s - window.t0_s - o) for r, o in zip(window.records, offsets)]
+        import numpy as np  # here: the CLI loads this module, and the first frame needs no numpy
+
         return replace(load, send_late_ms_p90=round(float(np.percentile(late_ms, 90)), 3))
 
     def offsets_s(self, key: PointKey) -> list[float] | None:
