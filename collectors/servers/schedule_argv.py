@@ -33,7 +33,9 @@ K0_SLOT = {"1": {"candidate_steps": [0]}}
 K0_RANGES = [[1, 65536, 0]]
 
 
-def _without(argv: Sequence[str], names: frozenset[str], bare: frozenset[str] = frozenset()) -> list[str]:
+def without_flags(
+    argv: Sequence[str], names: frozenset[str], bare: frozenset[str] = frozenset()
+) -> list[str]:
     """`argv` without the flags `names` (with their values) and the valueless flags `bare`."""
     out, skip = [], False
     for token in argv:
@@ -60,11 +62,11 @@ def _vllm(argv: Sequence[str], fields: dict[str, object]) -> list[str]:
             "the draft command's --speculative-config is not a JSON object", "give it as '{\"method\": ...}'"
         )
     merged = {**config, **fields}
-    return [*_without(argv, _VLLM_CONFIG), "--speculative-config", json.dumps(merged)]
+    return [*without_flags(argv, _VLLM_CONFIG), "--speculative-config", json.dumps(merged)]
 
 
 def _sglang(argv: Sequence[str], flags: Sequence[str]) -> list[str]:
-    return [*_without(argv, _SGLANG_REPLACED, frozenset({"--speculative-adaptive"})), *flags]
+    return [*without_flags(argv, _SGLANG_REPLACED, frozenset({"--speculative-adaptive"})), *flags]
 
 
 def scheduled_argv(

@@ -19,6 +19,7 @@ from collectors.errors import SpectopError
 from collectors.launch.process import url_from_argv
 from collectors.launch.specflags import derive_plain_argv, has_speculative_flags
 from collectors.servers import check_url, registry
+from collectors.servers.schedule_argv import without_flags
 from collectors.sweep.arms import ArmSpec, split_command
 
 MAX_ARMS = 16  # besides plain: each arm is a server and a row per class
@@ -54,18 +55,7 @@ def _check_name(name: str) -> None:
 
 def with_draft_length(argv: Sequence[str], n: int) -> list[str]:
     """`argv` drafting `n` tokens per step: its length flags replaced by `--spec-draft-n-max n`."""
-    out: list[str] = []
-    skip = False
-    for token in argv:
-        if skip:
-            skip = False
-            continue
-        name, has_eq, _ = token.partition("=")
-        if name in _LENGTH_FLAGS:
-            skip = not has_eq
-            continue
-        out.append(token)
-    return [*out, LENGTH_FLAG, str(n)]
+    return [*without_flags(argv, _LENGTH_FLAGS), LENGTH_FLAG, str(n)]
 
 
 def parse_lengths(text: str) -> tuple[int, ...]:

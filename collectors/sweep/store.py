@@ -92,7 +92,7 @@ class RunStore:
 
     def write_meta(self, meta: RunMeta) -> None:
         text = dumps(without_secrets(to_json(meta)), indent=2, default=str)
-        _write_atomic(self.run_dir / "meta.json", text)
+        write_atomic(self.run_dir / "meta.json", text)
 
     def append_point(self, point: SweepPoint) -> None:
         """One whole line, synced; on a failed write (a full disk) the file is cut back as it was."""
@@ -119,9 +119,9 @@ class RunStore:
             os.close(fd)
 
     def write_summary(self, summary: Summary, table_csv: str, table_md: str) -> None:
-        _write_atomic(self.run_dir / "summary.json", dumps(to_json(summary), indent=2, default=str))
-        _write_atomic(self.run_dir / "summary.csv", table_csv)
-        _write_atomic(self.run_dir / "summary.md", table_md)
+        write_atomic(self.run_dir / "summary.json", dumps(to_json(summary), indent=2, default=str))
+        write_atomic(self.run_dir / "summary.csv", table_csv)
+        write_atomic(self.run_dir / "summary.md", table_md)
 
 
 def without_secrets(value: Any) -> Any:
@@ -141,7 +141,8 @@ def without_secrets(value: Any) -> Any:
     return value
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` to `path` whole or not at all (a temporary file renamed over it)."""
     tmp = path.with_suffix(path.suffix + ".tmp")
     try:
         tmp.write_text(text, encoding="utf-8")

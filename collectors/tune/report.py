@@ -8,7 +8,6 @@ and any file the flags name. Pitfall handled: a folder that cannot be written is
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from collectors.errors import SpectopError
 from collectors.fmt import num, pct, printable
 from collectors.servers.schedule_form import ScheduleForm
 from collectors.sweep.codec import from_json, to_json
+from collectors.sweep.store import write_atomic
 from collectors.tune.predict import Prediction
 from collectors.tune.ranges import off_from
 from collectors.tune.schedule import DraftSchedule
@@ -134,14 +134,6 @@ def write_files(run_dir: Path, document: Mapping[str, Any], form: ScheduleForm) 
     written = []
     for name, text in texts.items():
         path = run_dir / name
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        try:
-            tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, path)
-        except OSError as exc:
-            tmp.unlink(missing_ok=True)
-            raise SpectopError(
-                f"cannot write {path}: {exc.strerror}", "make the results folder writable"
-            ) from exc
+        write_atomic(path, text)
         written.append(path)
     return written
