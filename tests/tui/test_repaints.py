@@ -150,3 +150,51 @@ async def test_polls_that_move_the_servers_latency_do_not_lay_out_the_screen():
         await pilot.pause()
         assert "server last 10 s" in " ".join(text_of(app.query_one("#server-latency")).split())
         assert layouts == []
+
+
+async def test_polls_with_the_latency_tab_hidden_do_not_remap_the_screen_or_repaint_panel_boxes():
+    """Two costs a poll paid in every frame, found counting Textual's work on a real llama-server:
+    the hidden server-latency line repainted (its figures move each poll), and a repaint of a widget
+    the compositor does not show drops its map of the whole screen, rebuilt in the next frame; and
+    the drafting panel set its border subtitle, unchanged, which repaints the whole box. Polls with
+    new figures here redraw the panels' bodies, never the map or a box; showing the latency tab then
+    shows the figures of the last poll."""
+    from textual._compositor import Compositor
+
+    from tests.support import server_latency
+    from tui.widgets.drafting_panel import DraftingPanel
+
+    settings = Settings(server_url=synthetic.URL, poll=False)
+    app = SpectopApp(settings, FakeCollector(synthetic.snapshots()), FakeSampler(synthetic.METER))
+    busy = synthetic.snapshots()[1]
+
+    def poll(t_s: float, counters) -> messages.ServerPolled:
+        return messages.ServerPolled(
+            dataclasses.replace(busy, taken_at_s=t_s, live_tok_s=100.0 + t_s, latency_counters=counters)
+        )
+
+    async with app.run_test(size=(160, 45)) as pilot:
+        app.post_message(poll(1.0, server_latency.BEFORE))
+        await pilot.pause()
+        body = app.query_one("#throughput").query_one(".body")
+        first = text_of(body)
+        remaps: list[object] = []
+        arrange = Compositor._arrange_root
+        boxes: list[object] = []
+        panel = app.query_one(DraftingPanel)
+        panel_refresh = panel.refresh
+        try:
+            Compositor._arrange_root = lambda *a, **k: (remaps.append(a), arrange(*a, **k))[1]  # type: ignore[method-assign]
+            panel.refresh = lambda *a, **k: (boxes.append(a), panel_refresh(*a, **k))[1]  # type: ignore[method-assign]
+            for t_s in range(2, 8):
+                app.post_message(
+                    poll(float(t_s), server_latency.AFTER if t_s == 7 else server_latency.BEFORE)
+                )
+                await pilot.pause()
+            assert text_of(body) != first  # the polls were drawn
+            assert remaps == [] and boxes == []
+        finally:
+            Compositor._arrange_root = arrange  # type: ignore[method-assign]
+        app.main.select_tab("latency")
+        await pilot.pause()
+        assert "server last 6 s" in " ".join(text_of(app.query_one("#server-latency")).split())

@@ -92,7 +92,9 @@ class DraftingPanel(Panel):
     def watch_view(self, view: DraftingView | None) -> None:
         super().watch_view(view)
         step = None if view is None or view.void_warning else self.advice(view.snapshot)
-        self.border_subtitle = "" if step is None else f"advice: keep {step.keep}"
+        subtitle = "" if step is None else f"advice: keep {step.keep}"
+        if subtitle != (self.border_subtitle or ""):  # setting it repaints the whole box, even unchanged
+            self.border_subtitle = subtitle
 
 
 def survival_line(survival: Sequence[float]) -> Text:

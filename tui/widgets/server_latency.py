@@ -8,7 +8,9 @@ other clients' requests, so it is said as a difference of medians, not per reque
 so a poll redraws this line and never the gap histogram below it. Finish reasons are the server's
 label values: shown through Text, never parsed as markup. Every poll brings new figures but the
 text seldom changes: the line repaints only when it does, and asks for a layout pass (which repaints
-the whole screen) only when its height does, never while its tab is hidden.
+the whole screen) only when its height does. While its tab is hidden it does not repaint at all:
+a hidden widget's repaint makes the next frame map the whole screen again (Textual's compositor
+drops its map for any dirty widget it does not show), once a poll; showing the tab repaints it.
 """
 
 from __future__ import annotations
@@ -44,17 +46,26 @@ class ServerLatencyLine(Static):
         super().__init__(id=id)
         self._lines = self._lines_of(ServerLatencyView())
         self._shown = signature(self._lines)
+        self._unpainted = False  # figures changed while the tab was hidden: repaint when shown
 
     def watch_view(self, view: ServerLatencyView) -> None:
         lines = self._lines_of(view)
         shown = signature(lines)
         if shown == self._shown:
             return
-        width = self.content_region.width  # 0 while the latency tab is hidden: showing it lays it out
+        width = self.content_region.width  # 0 while the latency tab is hidden
+        if not width:
+            self._lines, self._shown, self._unpainted = lines, shown, True
+            return
         console = self.app.console
         rows, shown_rows = wrapped_rows(lines, width, console), wrapped_rows(self._lines, width, console)
         self._lines, self._shown = lines, shown
         self.refresh(layout=bool(width) and (rows is None or rows != shown_rows))
+
+    def on_show(self) -> None:
+        if self._unpainted:
+            self._unpainted = False
+            self.refresh(layout=True)
 
     def render(self) -> Group:
         return Group(*self._lines)
