@@ -4,13 +4,15 @@ Run by hand: `python tests/bench/bench_sparkline.py [updates]`. A headless app (
 70x6 sparkline of 300 points, the panels' history; each update shifts in a new point (a sine, so
 every bar and colour moves), lets the app redraw, then changes a one-cell Static and lets it
 redraw again (the floor: a frame with the sparkline unchanged). Printed: the process's CPU per
-update for each widget, the app's own floor included, so read the difference.
+update for each widget, the app's own floor included, so read the difference; then the
+QuickSparkline's draw alone (its strips from its data, the median of `updates` draws).
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
+import statistics
 import sys
 import time
 
@@ -51,10 +53,25 @@ async def ms_per_update(kind: type[Sparkline], updates: int) -> float:
         return (time.process_time() - t0) * 1000 / updates
 
 
+async def ms_per_draw(updates: int) -> float:
+    app = One(QuickSparkline)
+    async with app.run_test(size=(160, 45)):
+        sparkline = app.query_one(QuickSparkline)
+        data, times = [wave(i) for i in range(300)], []
+        for i in range(updates):
+            data = [*data[1:], wave(300 + i)]
+            sparkline.data = data
+            t0 = time.perf_counter()
+            sparkline._draw()
+            times.append(time.perf_counter() - t0)
+        return statistics.median(times) * 1000
+
+
 def main() -> None:
     updates = int(sys.argv[1]) if len(sys.argv) > 1 else 100
     for kind in (Sparkline, QuickSparkline, Sparkline, QuickSparkline):  # twice each, alternated
         print(f"{kind.__name__:>15}: {asyncio.run(ms_per_update(kind, updates)):.2f} ms of CPU per update")
+    print(f"QuickSparkline's draw alone: {asyncio.run(ms_per_draw(updates)):.3f} ms (median)")
 
 
 if __name__ == "__main__":

@@ -3,12 +3,12 @@
 Textual renders its Sparkline through Rich (a Style built per cell, then the console's render,
 line splitting and cropping): 1.2-1.6 ms a draw, three draws a poll. This one lays the same bars
 and colours out as strips, with a style per colour kept, and draws again only when its data, size
-or colours change.
+or colours change. Neighbouring cells of one style are one segment (the blanks above the bars,
+mostly): the compositor divides and the terminal writes segments, not cells.
 """
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Any
 
 from rich.color import Color as RichColor
@@ -60,10 +60,13 @@ class QuickSparkline(Sparkline):
         if key[1:] != (self._drawn_key or (None,))[1:]:
             self._styles.clear()
         self._drawn_key, self._drawn_data = key, self.data
-        width = self.size.width
-        rows = bar_rows(list(self.data or []), width, self.size.height, self.summary_function)
+        width, height = self.size.width, max(1, self.size.height)
+        ratios = column_ratios(list(self.data or []), width, self.summary_function)
+        styles = [self._style(ratio, low, high) for ratio in ratios]  # a column's colour, on every line
+        levels = len(BARS) * height - 1
+        bars = [int(ratio * levels) for ratio in ratios]
         self._strips = [
-            Strip([Segment(bar, self._style(ratio, low, high)) for bar, ratio in row], width) for row in rows
+            Strip(line_segments(bars, styles, base, i * len(BARS)), width) for i in reversed(range(height))
         ]
         return self._strips
 
@@ -83,35 +86,39 @@ class QuickSparkline(Sparkline):
         return self._styles[color]
 
 
-def bar_rows(
-    data: list[float], width: int, height: int, summary: Any
-) -> list[list[tuple[str, float | None]]]:
-    """Each line's cells, top first: (bar, height ratio for its colour, None for a blank), for two
-    or more points, as Textual's renderable lays them out."""
-    height = max(1, height)
-    per_line = len(BARS)
-    segments = per_line * height - 1
+def column_ratios(data: list[float], width: int, summary: Any) -> list[float]:
+    """Each column's bar height as a share of the data's range, for two or more points, as
+    Textual's renderable buckets and summarises them."""
     minimum, maximum = min(data), max(data)
     extent = maximum - minimum or 1
-    step = Fraction(len(data), width)
-    buckets = [data[int(step * i) : int(step * (i + 1))] for i in range(width)]
+    n = len(data)  # bucket i is data[n*i/width : n*(i+1)/width], floored: Textual's Fraction steps
+    buckets = [data[n * i // width : n * (i + 1) // width] for i in range(width)]
     buckets = [b for b in buckets if b]
     ratios = []
     bucket_index, bucket_step = 0.0, len(buckets) / width
     for _ in range(width):
         ratios.append((summary(buckets[int(bucket_index)]) - minimum) / extent)
         bucket_index += bucket_step
-    rows = []
-    for i in reversed(range(height)):
-        low_part, high_part = i * per_line, (i + 1) * per_line
-        row: list[tuple[str, float | None]] = []
-        for ratio in ratios:
-            bar_index = int(ratio * segments)
-            if bar_index < low_part:
-                row.append((" ", None))
-            elif bar_index >= high_part:
-                row.append(("█", ratio))
-            else:
-                row.append((BARS[bar_index % per_line], ratio))
-        rows.append(row)
-    return rows
+    return ratios
+
+
+def line_segments(bars: list[int], styles: list[Style], blank: Style, floor: int) -> list[Segment]:
+    """One line of bars whose lowest level is `floor`: a column below it is blank, above it a full
+    block, in it its eighth; a segment per run of one style."""
+    out: list[Segment] = []
+    run: list[str] = []
+    run_style: Style | None = None
+    top = floor + len(BARS)
+    for bar, style in zip(bars, styles):
+        if bar < floor:
+            char, style = " ", blank
+        else:
+            char = "█" if bar >= top else BARS[bar - floor]
+        if style is not run_style:
+            if run:
+                out.append(Segment("".join(run), run_style))
+            run, run_style = [], style
+        run.append(char)
+    if run:
+        out.append(Segment("".join(run), run_style))
+    return out
