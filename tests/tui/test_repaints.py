@@ -198,3 +198,18 @@ async def test_polls_with_the_latency_tab_hidden_do_not_remap_the_screen_or_repa
         app.main.select_tab("latency")
         await pilot.pause()
         assert "server last 6 s" in " ".join(text_of(app.query_one("#server-latency")).split())
+
+
+def test_wrapped_rows_counts_what_rich_wraps_without_wrapping_lines_that_fit():
+    """A panel measures its rows every poll to ask for a layout only when they change; lines that
+    fit are counted as one row without Rich's wrap, and the count still equals Rich's."""
+    from rich.console import Console
+    from rich.text import Text
+
+    from tui.widgets.figures import wrapped_rows
+
+    console = Console(width=200)
+    lines = [Text(""), Text("a" * 10), Text("a" * 11), Text("ab cd ef gh ij"), Text("ö✓★" * 4), Text("x\ny")]
+    for width in (1, 5, 10, 12, 40):
+        assert wrapped_rows(lines, width, console) == sum(len(t.wrap(console, width)) for t in lines), width
+    assert wrapped_rows(lines, 0, console) is None

@@ -38,7 +38,11 @@ def wrapped_rows(lines: Sequence[RenderableType], width: int, console: Console) 
     texts = [text for text in lines if isinstance(text, Text)]
     if not width or len(texts) != len(lines):
         return None
-    return sum(len(text.wrap(console, width)) for text in texts)
+    # a line that fits is one row: Rich's wrap (a full layout of the line) only for the others
+    return sum(
+        1 if text.cell_len <= width and "\n" not in text.plain else len(text.wrap(console, width))
+        for text in texts
+    )
 
 
 def bar(fraction: float, width: int) -> str:

@@ -267,7 +267,7 @@ class LlamaCppCollector(LlamaCppWire, LlamaCppAdvice, LlamaCppSchedule, ServerCo
         if metrics.status_code == 200:
             first, raw.metrics_status = read_metrics(metrics, self.read_buckets)
             raw.metrics = first
-            if again.status_code == 200:
+            if again.status_code == 200 and again.text != metrics.text:  # the same page: parsed once
                 raw.metrics, raw.metrics_status = read_metrics(again, self.read_buckets)
             raw.process_start = metrics.headers.get("Process-Start-Time-Unix")
             # a request that finished between the two reads may be done in one and not the other
