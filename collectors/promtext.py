@@ -80,12 +80,50 @@ def _bucket_of(line: str) -> str:
     return name[: -len("_bucket")] if name.endswith("_bucket") and not line.startswith("#") else ""
 
 
-def parse(text: str) -> dict[str, list[Sample]]:
-    """Samples grouped by their full name. Raises ValueError on junk."""
+def parse(text: str, blocks: PageBlocks | None = None) -> dict[str, list[Sample]]:
+    """Samples grouped by their full name; with `blocks`, the families unchanged since its last page
+    are not parsed again. Raises ValueError on junk."""
     by_name: dict[str, list[Sample]] = defaultdict(list)
-    for sample in samples(text):
+    for sample in samples(text) if blocks is None else blocks.samples(text):
         by_name[sample.name].append(sample)
     return dict(by_name)
+
+
+class PageBlocks:
+    """One server's page, family by family, kept from one read to the next: a family whose lines
+    (its # HELP and # TYPE and its samples) read the same as in the last page is not parsed again.
+    Most of a serving engine's page stands still between two polls a second apart (the simulated
+    vLLM's under two streams: 43 of its 51 families), and parsing is most of a poll's cost."""
+
+    def __init__(self) -> None:
+        self._parsed: dict[str, list[Sample]] = {}
+
+    def samples(self, text: str) -> list[Sample]:
+        """Every sample of `text`, as `samples(text)` gives them. Raises NotAMetricsPage on junk."""
+        kept: dict[str, list[Sample]] = {}
+        out: list[Sample] = []
+        for block in family_blocks(text):
+            rows = kept.get(block)
+            if rows is None:
+                rows = self._parsed.get(block)
+            if rows is None:
+                rows = list(samples(block))
+            kept[block] = rows
+            out += rows
+        self._parsed = kept  # the last page's only: a page's families, not every value ever seen
+        return out
+
+
+def family_blocks(text: str) -> Iterator[str]:
+    """`text` cut before each run of comment lines (a family's # HELP and # TYPE): each piece is a
+    family's header and samples, which the parser reads the same alone as within the page."""
+    lines = text.split("\n")  # the format's only line end (a label value may hold a \r)
+    start = 0
+    for i in range(1, len(lines)):
+        if lines[i].startswith("#") and not lines[i - 1].startswith("#"):
+            yield "\n".join(lines[start:i]) + "\n"
+            start = i
+    yield "\n".join(lines[start:])
 
 
 def scalar(by_name: Mapping[str, list[Sample]], name: str) -> float | None:

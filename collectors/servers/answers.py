@@ -57,20 +57,23 @@ def error_snapshot(url: str, backend: str, exc: Exception) -> ServerSnapshot:
     )
 
 
-def parse_metrics(text: str, buckets: tuple[str, ...] | None = None) -> dict[str, list[promtext.Sample]]:
+def parse_metrics(
+    text: str, buckets: tuple[str, ...] | None = None, blocks: promtext.PageBlocks | None = None
+) -> dict[str, list[promtext.Sample]]:
     """A /metrics page's samples by name, NaN and infinite ones left out; ValueError on junk. With
-    `buckets`, only those histograms' buckets are read (the rest are not parsed: a poll's cost)."""
-    parsed = promtext.parse(text if buckets is None else promtext.without_buckets(text, buckets))
+    `buckets`, only those histograms' buckets are read (the rest are not parsed: a poll's cost);
+    with `blocks`, the server's families unchanged since its last page are not parsed again."""
+    parsed = promtext.parse(text if buckets is None else promtext.without_buckets(text, buckets), blocks)
     finite = {name: [s for s in rows if math.isfinite(s.value)] for name, rows in parsed.items()}
     return {name: rows for name, rows in finite.items() if rows}
 
 
 def read_metrics(
-    resp: httpx.Response, buckets: tuple[str, ...] | None = None
+    resp: httpx.Response, buckets: tuple[str, ...] | None = None, blocks: promtext.PageBlocks | None = None
 ) -> tuple[dict[str, list[promtext.Sample]] | None, str]:
-    """(samples, "ok") of a /metrics page, or (None, why it could not be read); `buckets`: as for
-    `parse_metrics`."""
+    """(samples, "ok") of a /metrics page, or (None, why it could not be read); `buckets` and
+    `blocks`: as for `parse_metrics`."""
     try:
-        return parse_metrics(resp.text, buckets), "ok"
+        return parse_metrics(resp.text, buckets, blocks), "ok"
     except ValueError as exc:
         return None, f"unreadable: {exc}"

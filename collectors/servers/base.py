@@ -26,7 +26,7 @@ from collectors.errors import ServerUnreachable, SpectopError
 from collectors.http import describe, get_page, make_client
 from collectors.servers import rounding
 from collectors.servers.advice import DialectAdvice
-from collectors.servers.answers import error_snapshot, parse_metrics
+from collectors.servers.answers import error_snapshot, parse_metrics, read_metrics
 from collectors.servers.schedule_form import DialectSchedule
 from collectors.servers.series import as_int
 from collectors.servers.snapshot import ServerSnapshot
@@ -224,6 +224,12 @@ class ServerCollector(DialectWire, DialectAdvice, DialectSchedule):
         self._prev: Any = None
         self._identity: Any = None  # what a dialect reads once per server start (version, config)
         self._polls_since_identity = 0
+        self.page_blocks = promtext.PageBlocks()  # /metrics' families, parsed again only when changed
+
+    def read_metrics(self, resp: httpx.Response) -> tuple[dict[str, list[promtext.Sample]] | None, str]:
+        """(samples, "ok") of this server's /metrics answer, or (None, why not): answers.py's, with
+        the dialect's buckets and this server's families kept from its last page."""
+        return read_metrics(resp, self.read_buckets, self.page_blocks)
 
     @classmethod
     async def answers(cls, probe: Probe) -> bool:
@@ -252,7 +258,7 @@ class ServerCollector(DialectWire, DialectAdvice, DialectSchedule):
         """/metrics parsed now; None when unreachable, not HTTP 200, or not a metrics page."""
         try:
             resp = await self.get("/metrics")
-            return parse_metrics(resp.text) if resp.status_code == 200 else None
+            return parse_metrics(resp.text, blocks=self.page_blocks) if resp.status_code == 200 else None
         except (httpx.HTTPError, SpectopError, ValueError):
             return None
 

@@ -28,7 +28,7 @@ from collectors.energy import ledger
 from collectors.errors import SpectopError
 from collectors.http import gather_reads
 from collectors.servers import rounding
-from collectors.servers.answers import json_with, read_metrics
+from collectors.servers.answers import json_with
 from collectors.servers.base import (
     Probe,
     ServerCollector,
@@ -265,10 +265,10 @@ class LlamaCppCollector(LlamaCppWire, LlamaCppAdvice, LlamaCppSchedule, ServerCo
         else:
             raw.slots_status = self.http_problem(slots, "/slots")
         if metrics.status_code == 200:
-            first, raw.metrics_status = read_metrics(metrics, self.read_buckets)
+            first, raw.metrics_status = self.read_metrics(metrics)
             raw.metrics = first
             if again.status_code == 200 and again.text != metrics.text:  # the same page: parsed once
-                raw.metrics, raw.metrics_status = read_metrics(again, self.read_buckets)
+                raw.metrics, raw.metrics_status = self.read_metrics(again)
             raw.process_start = metrics.headers.get("Process-Start-Time-Unix")
             # a request that finished between the two reads may be done in one and not the other
             raw.reads_agree = (

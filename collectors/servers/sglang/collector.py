@@ -30,7 +30,7 @@ import httpx
 from collectors.errors import SpectopError
 from collectors.http import gather_reads
 from collectors.servers import engine_state, series
-from collectors.servers.answers import json_body, json_with, model_owner, read_metrics
+from collectors.servers.answers import json_body, json_with, model_owner
 from collectors.servers.base import (
     Probe,
     ServerCollector,
@@ -279,7 +279,7 @@ class SglangCollector(SglangWire, SglangAdvice, SglangSchedule, ServerCollector)
         if metrics.status_code != 200:
             raw.metrics_status = self.http_problem(metrics, "/metrics")
         else:
-            raw.metrics, raw.metrics_status = read_metrics(metrics, self.read_buckets)
+            raw.metrics, raw.metrics_status = self.read_metrics(metrics)
         return raw
 
     def derive(self, prev: RawPoll | None, raw: RawPoll) -> ServerSnapshot:

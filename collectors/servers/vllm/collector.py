@@ -25,7 +25,7 @@ import httpx
 
 from collectors.http import gather_reads
 from collectors.servers import engine_state, series
-from collectors.servers.answers import json_body, model_owner, read_metrics
+from collectors.servers.answers import json_body, model_owner
 from collectors.servers.base import (
     Probe,
     ServerCollector,
@@ -282,7 +282,7 @@ class VllmCollector(VllmWire, VllmAdvice, VllmSchedule, ServerCollector):
         if metrics.status_code != 200:
             raw.metrics_status = self.http_problem(metrics, "/metrics")
             return raw
-        raw.metrics, raw.metrics_status = read_metrics(metrics, self.read_buckets)
+        raw.metrics, raw.metrics_status = self.read_metrics(metrics)
         if raw.metrics is None:
             return raw
         if not stats_on(raw):

@@ -274,20 +274,21 @@ def test_a_dialect_without_rounding_errors_is_exact():
     assert not WindowDelta(tokens=10).rounded and WindowDelta(tokens=10).tokens_tolerance == 0
 
 
-async def test_a_page_read_twice_unchanged_is_parsed_once(monkeypatch):
+async def test_a_page_read_twice_unchanged_is_parsed_once():
     """A poll reads /metrics twice (a request may finish between the reads); on a real server under
     two streams the two reads were the same page 17 times in 40, and the second parse was a poll's
     largest single cost. The same page is parsed once; a changed one is parsed again and wins."""
-    from collectors.servers.llamacpp import collector as module
-
-    parsed: list[str] = []
-    real = module.read_metrics
-    monkeypatch.setattr(
-        module, "read_metrics", lambda resp, buckets: (parsed.append(resp.text), real(resp, buckets))[1]
-    )
     running = slots((1, True), (2, True), (3, True), (4, True))
     done = slots((1, False), (2, False), (3, False), (4, False))
     collector = collector_on([page("before"), page("before"), page("busy"), page("after")], [running, done])
+    parsed: list[str] = []
+    real = collector.read_metrics
+
+    def spy(resp: httpx.Response):
+        parsed.append(resp.text)
+        return real(resp)
+
+    collector.read_metrics = spy  # type: ignore[method-assign]
     first = await collector.poll()
     assert parsed == [page("before")]
     second = await collector.poll()

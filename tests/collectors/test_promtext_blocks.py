@@ -1,0 +1,127 @@
+"""A server's /metrics page parsed family by family, a family parsed again only when its lines changed
+(promtext.PageBlocks): the samples are always those of parsing the whole page, and what stood still
+since the last page is not handed to prometheus_client's parser again."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from collectors import promtext
+from tests.support.answer_strategies import METRIC_NAMES, samples
+from tests.support.captures import read_text
+from tests.support.fake_servers import VllmEngine, vllm_page
+
+LLAMA_PAGES = [
+    read_text(f"{arm}.metrics.{when}.txt")
+    for arm in ("draft-simple", "plain")
+    for when in ("before", "busy", "after")
+]
+ENGINE = VllmEngine(
+    generated=1200, prompt=300, drafts=100, draft_tokens=400, accepted=310, per_pos=(90, 80, 70, 70)
+)
+VLLM_PAGES = [
+    vllm_page([ENGINE]),
+    vllm_page(
+        [
+            ENGINE.plus(
+                VllmEngine(
+                    generated=40,
+                    drafts=10,
+                    draft_tokens=40,
+                    accepted=31,
+                    per_pos=(9, 8, 7, 7),
+                    running=2,
+                    itl=40,
+                )
+            )
+        ]
+    ),
+]
+
+
+@pytest.fixture
+def parses(monkeypatch) -> list[str]:
+    """The texts handed to prometheus_client's parser."""
+    seen: list[str] = []
+    real = promtext.text_string_to_metric_families
+    monkeypatch.setattr(
+        promtext, "text_string_to_metric_families", lambda text: (seen.append(text), real(text))[1]
+    )
+    return seen
+
+
+def test_pages_in_any_order_give_the_whole_pages_samples():
+    blocks = promtext.PageBlocks()
+    for text in [*LLAMA_PAGES, *VLLM_PAGES, *reversed(LLAMA_PAGES), VLLM_PAGES[0], VLLM_PAGES[0]]:
+        assert promtext.parse(text, blocks) == promtext.parse(text)
+
+
+def test_only_the_families_that_changed_are_parsed_again(parses):
+    blocks = promtext.PageBlocks()
+    before, after = VLLM_PAGES
+    promtext.parse(before, blocks)
+    families = len(parses)
+    assert families >= 20  # a family per piece: the page's HELP/TYPE runs
+    parses.clear()
+    promtext.parse(before, blocks)
+    assert parses == []  # the same page: nothing parsed
+    promtext.parse(after, blocks)
+    changed = [text for text in parses if text not in before]
+    assert changed == parses and 0 < len(parses) < families / 2
+    assert any("vllm:generation_tokens_total" in text for text in parses)  # it moved: parsed again
+
+
+def test_junk_raises_and_the_next_page_still_parses():
+    blocks = promtext.PageBlocks()
+    good = LLAMA_PAGES[1]
+    promtext.parse(good, blocks)
+    with pytest.raises(promtext.NotAMetricsPage):
+        promtext.parse(good + "<html>not a page</html>\n", blocks)
+    assert promtext.parse(good, blocks) == promtext.parse(good)
+
+
+def same(a: dict[str, list[promtext.Sample]], b: dict[str, list[promtext.Sample]]) -> bool:
+    """Equal samples, a NaN equal to a NaN."""
+    return {k: [(s.name, s.labels, repr(s.value)) for s in v] for k, v in a.items()} == {
+        k: [(s.name, s.labels, repr(s.value)) for s in v] for k, v in b.items()
+    }
+
+
+def families_page(families: list[tuple[str, str, list]]) -> str:
+    """A page of families, each with its # HELP and # TYPE lines, then its samples."""
+    out = []
+    for name, kind, rows in families:
+        out += [f"# HELP {name} a family", f"# TYPE {name} {kind}"]
+        for _, labels, value in rows:
+            inner = ",".join(f'{k}="{v}"' for k, v in labels.items())
+            out.append(f"{name}{{{inner}}} {value!r}" if inner else f"{name} {value!r}")
+    return "\n".join(out) + "\n"
+
+
+family = st.tuples(
+    st.sampled_from([n.removesuffix("_total") for n in METRIC_NAMES]),
+    st.sampled_from(["gauge", "untyped", "counter"]),
+    st.lists(samples, min_size=1, max_size=3),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.lists(family, max_size=5, unique_by=lambda f: f[0]).map(families_page), min_size=1, max_size=4
+    )
+)
+def test_any_run_of_pages_gives_each_pages_own_samples_or_its_own_error(pages):
+    """Pages of well-formed families (a name once per page, as every exporter writes them) with any
+    values; a page the whole-page parser refuses is refused here too."""
+    blocks = promtext.PageBlocks()
+    for text in pages:
+        try:
+            whole = promtext.parse(text)
+        except promtext.NotAMetricsPage:
+            with pytest.raises(promtext.NotAMetricsPage):
+                promtext.parse(text, blocks)
+            continue
+        assert same(promtext.parse(text, blocks), whole)
