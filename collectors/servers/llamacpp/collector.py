@@ -239,26 +239,29 @@ class LlamaCppCollector(LlamaCppWire, LlamaCppAdvice, LlamaCppSchedule, ServerCo
         return json_with(await probe.get("/props"), "total_slots", "build_info")
 
     async def fetch(self) -> RawPoll:
-        """One raw poll of /health, /slots and /metrics concurrently, then /metrics once more (see
-        `reads_agree`); /props (model, build, slots: fixed for a server's life, and its chat
-        template makes it the largest answer) on the first poll, after a failure or restart and
-        every `IDENTITY_POLLS` polls. Never raises for HTTP trouble."""
+        """One raw poll of /slots and /metrics concurrently, then /metrics once more (see
+        `reads_agree`); /health only when /slots did not answer 200 (the server answers every other
+        endpoint 503 until its model is loaded, so a /slots answer says it is up); /props (model,
+        build, slots: fixed for a server's life, and its chat template makes it the largest answer)
+        on the first poll, after a failure or restart and every `IDENTITY_POLLS` polls. Never
+        raises for HTTP trouble."""
         t_s = time.monotonic()
         get = self.get
         try:
-            reads = [get("/health"), get("/slots"), get("/metrics")]
+            reads = [get("/slots"), get("/metrics")]
             if self.identity_due():
                 reads.append(get("/props"))
-            health, slots, metrics, *props = await gather_reads(*reads)
+            slots, metrics, *props = await gather_reads(*reads)
+            health = await get("/health") if slots.status_code != 200 else None
             again = await get("/metrics") if metrics.status_code == 200 else metrics
         except httpx.HTTPError as exc:
             return RawPoll(t_s, **self.failed(exc))
         if props and props[0].status_code == 200:
             self._identity = json_of(props[0], "/props", PROPS)
         raw = RawPoll(t_s, props=self._identity)
-        if health.status_code == 503:
+        if health is not None and health.status_code == 503:
             raw.status, raw.error = "loading", "the server is loading its model"
-        elif health.status_code != 200:
+        elif health is not None and health.status_code != 200:
             raw.status, raw.error = "error", f"/health answered HTTP {health.status_code}"
         if slots.status_code == 200:
             raw.slots = json_of(slots, "/slots", SLOTS)

@@ -196,16 +196,15 @@ async def test_a_kept_alive_connection_dropped_by_the_server_is_tried_again():
 async def test_props_is_read_once_per_server_start_and_every_identity_polls():
     # /props (model, build, slot count) is fixed for a server's life: read on the first poll, after
     # a failed poll and every IDENTITY_POLLS polls, never on the polls between
-    with FaultServer(
-        {"/health": Script(*[Reply({"status": "ok"})] * 3, Reply(b"", status=500), Reply({"status": "ok"}))}
-    ) as server:
+    slots = Reply(read_json("draft-simple.slots.idle.json"))
+    with FaultServer({"/slots": Script(*[slots] * 3, Reply(b"\xff\xfe["), slots)}) as server:
         async with make_client() as client:
             collector = open_collector(server.url, "llama.cpp", client=client)
             snaps = [await collector.poll() for _ in range(3)]
             assert server.hits["/props"] == 1 and all(
                 s.ok and s.slots_total == PROPS["total_slots"] for s in snaps
             )
-            failed = await collector.poll()  # /health 500: the next poll reads /props again
+            failed = await collector.poll()  # /slots not JSON: the next poll reads /props again
             assert not failed.ok and server.hits["/props"] == 1
             snaps = [await collector.poll() for _ in range(base.IDENTITY_POLLS + 1)]
             assert server.hits["/props"] == 3  # after the failure, then IDENTITY_POLLS polls later

@@ -118,6 +118,9 @@ def fake_server(metrics_status: int = 200, slots_status: int = 200, health_statu
 
     def handler(request: httpx.Request) -> httpx.Response:
         path = request.url.path
+        if health_status == 503:  # loading: every endpoint answers so (server-http.cpp L307-326)
+            error = {"message": "Loading model", "type": "unavailable_error", "code": 503}
+            return httpx.Response(503, json={"error": error})
         if path == "/health":
             return httpx.Response(health_status, json={"status": "ok"})
         if path == "/props":

@@ -173,12 +173,20 @@ async def test_a_props_page_with_only_total_slots_is_llama_server():
     assert await llamacpp.LlamaCppCollector.answers(Probe(URL, client))
 
 
-def scripted(health: int = 200, metrics: list[int] | None = None, headers: dict | None = None):
+def scripted(
+    health: int = 200, metrics: list[int] | None = None, headers: dict | None = None, seen: list | None = None
+):
     statuses = iter(metrics or [])
 
     def handler(request: httpx.Request) -> httpx.Response:
         path = request.url.path
+        if seen is not None:
+            seen.append(path)
+        if health == 503:  # loading: every endpoint answers so (server-http.cpp L307-326)
+            return httpx.Response(503, json={"error": {"message": "Loading model", "code": 503}})
         if path == "/health":
+            return httpx.Response(health, json={})
+        if path == "/slots" and health != 200:  # broken: a proxy in front answers every path so
             return httpx.Response(health, json={})
         if path == "/props":
             return httpx.Response(200, json=read_json("draft-simple.props.json"))
@@ -207,6 +215,10 @@ async def test_fetch_says_what_the_server_answered():
     assert (loading.status, loading.error) == ("loading", "the server is loading its model")
     broken = await llamacpp.LlamaCppCollector(URL, client=scripted(health=500)).fetch()
     assert (broken.status, broken.error) == ("error", "/health answered HTTP 500")
+    # a server that answers /slots is up: /health is not read (every endpoint is 503 until loaded)
+    paths: list[str] = []
+    collector = llamacpp.LlamaCppCollector(URL, client=scripted(seen=paths))
+    assert (await collector.fetch()).status == "ok" and "/health" not in paths and "/slots" in paths
 
 
 async def test_an_unreachable_server_is_named_with_the_time_of_the_poll():
