@@ -172,14 +172,11 @@ def add_arm_options(parser: argparse.ArgumentParser, title: str) -> None:
     )
 
 
-def add_results_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--results",
-        type=Path,
-        default=Path("results"),
-        metavar="DIR",
-        help="where sweep run folders go (default ./results)",
-    )
+def add_results_option(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+    help: str = "where sweep run folders go (default ./results)",
+) -> None:
+    parser.add_argument("--results", type=Path, default=Path("results"), metavar="DIR", help=help)
 
 
 def add_server_log_option(parser: argparse.ArgumentParser) -> None:

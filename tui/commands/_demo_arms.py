@@ -20,6 +20,7 @@ from collectors.errors import SpectopError
 from collectors.simulator import Simulator
 from collectors.simulator.k0_overhead import K0_OVERHEADS
 from collectors.simulator.scheduled_arms import k0_flags
+from tui.commands._common import add_results_option
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:
@@ -42,13 +43,7 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         help="headless: sweep plain and draft, derive the schedule, start it (and k0) on the same chip "
         "and verify it over the demo's walking load; ends with the verdict line",
     )
-    group.add_argument(
-        "--results",
-        type=Path,
-        default=Path("results"),
-        metavar="DIR",
-        help="--tune's run folders (default ./results)",
-    )
+    add_results_option(group, help="--tune's run folders (default ./results)")
     group.add_argument(
         "--k0-overhead",
         choices=tuple(K0_OVERHEADS),
