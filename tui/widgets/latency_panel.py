@@ -35,11 +35,20 @@ class LatencyPanel(Static):
         v = self.view
         if v is None or not v.records:
             return Text("no requests yet: press r to probe the server", style="dim")
-        gaps = [g for r in v.records for g in latency.chunk_gaps_ms(r.events)]
-        steps = Counter(size for r in v.records for size in r.latency.burst_sizes[1:])
+        # the requests whose chunks spectop timed (probe, sweep, proxy): a request read from the
+        # server's log has its first token and its end, not its chunks, and its table row says "—"
+        streamed = [r for r in v.records if r.latency.chunk_gaps.count]
+        if not streamed:
+            return Text(
+                "no streamed requests yet: requests read from the server's log have no chunk times; "
+                "press r to probe the server",
+                style="dim",
+            )
+        gaps = [g for r in streamed for g in latency.chunk_gaps_ms(r.events)]
+        steps = Counter(size for r in streamed for size in r.latency.burst_sizes[1:])
         tail = latency.Tail.of(gaps)
         title = line(
-            (f"inter-chunk gaps of the last {len(v.records)} requests ", "bold"),
+            (f"inter-chunk gaps of the last {len(streamed)} streamed requests ", "bold"),
             ("p50 ", "dim"),
             num(tail.p50_ms, ".1f"),
             ("  p95 ", "dim"),
