@@ -12,15 +12,21 @@ message repaints. It holds no App: it reads the fleet and paints on the screen i
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from collectors.live.accounting import TOK_S_WINDOW_S
 from collectors.live.verdict import void_warning, with_void
+from collectors.servers.snapshot import ServerSnapshot
 from tui.config import Settings
 from tui.fleet import Fleet
 from tui.routing import route_line
 from tui.screens.dashboard import DashboardScreen
 
 LIVE_REPAINT_S = 1.0  # the least time between two repaints of power and energy by meter reads
+# A poll's table rows are shown this long after its panels. One frame's crop is the box around every
+# region it repaints: panels and rows together made it span the tabs and every widget between them
+# (26 widgets drawn, against 15 and 9 apart). Frames come every 1/60 s: the panels' is drawn by then.
+ROWS_AFTER_S = 0.05
 
 
 class LivePainter:
@@ -93,12 +99,22 @@ class LivePainter:
         """What a poll of the shown server changes: source bar, throughput, drafting, power, energy, slots."""
         state = self.fleet.state
         warning = self.show_sources(screen)
+        self.paint(screen)  # the idle baseline comes from idle polls
         if state.latest is not None:  # drafting over the rolling window (one poll's is often empty)
             recent = (state.ledger.recent_tok_s(), TOK_S_WINDOW_S)
             screen.show_snapshot(state.latest, state.drafting() or state.latest, state.tok_s, warning, recent)
-        self.paint(screen)  # the idle baseline comes from idle polls
-        screen.show_slots(state.latest, state.slot_tok_s)
-        latest = state.latest  # "not exported" only from a poll that read the page and found none
+        rows = partial(self.show_rows, screen, state.latest, state.slot_tok_s)
+        if self.settings.poll:  # the rows in a frame of their own (ROWS_AFTER_S); with polling off at once
+            screen.set_timer(ROWS_AFTER_S, rows)
+        else:
+            rows()
+
+    def show_rows(
+        self, screen: DashboardScreen, latest: ServerSnapshot | None, slot_tok_s: dict[int, float]
+    ) -> None:
+        """The slots' rows and the server's latency line, as of the poll that asked for them."""
+        state = self.fleet.state
+        screen.show_slots(latest, slot_tok_s)
         exported = latest is None or not latest.ok or latest.latency_counters is not None
         screen.show_server_latency(state.ledger.server_latency(), exported)
 

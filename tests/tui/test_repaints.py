@@ -213,3 +213,52 @@ def test_wrapped_rows_counts_what_rich_wraps_without_wrapping_lines_that_fit():
     for width in (1, 5, 10, 12, 40):
         assert wrapped_rows(lines, width, console) == sum(len(t.wrap(console, width)) for t in lines), width
     assert wrapped_rows(lines, 0, console) is None
+
+
+async def test_a_poll_repaints_the_panels_and_the_table_rows_in_frames_of_their_own():
+    """One frame's crop is the box around every region it repaints: panels and table rows in one
+    frame made it cross the tabs and every widget between them (26 widgets drawn against 15 and 9
+    apart, counted on a real llama-server). A poll's panels go in one frame, its slot rows in the
+    next."""
+    from textual._compositor import Compositor
+
+    settings = Settings(server_url=synthetic.URL, interval_s=1.0)
+    app = SpectopApp(settings, FakeCollector(synthetic.snapshots()), FakeSampler(synthetic.METER))
+    app.poll_server = lambda: None  # type: ignore[method-assign]  # polls are posted below
+    busy = synthetic.snapshots()[1]
+
+    def poll(t_s: float) -> messages.ServerPolled:
+        tokens = int(40 * t_s)
+        return messages.ServerPolled(
+            dataclasses.replace(
+                busy, taken_at_s=t_s, live_tok_s=100.0 + t_s, busy_slot_tokens=((0, tokens), (1, tokens + 7))
+            )
+        )
+
+    async with app.run_test(size=(160, 45)) as pilot:
+        app.post_message(poll(1.0))
+        await pilot.pause()
+        table = app.query_one("#requests-table")
+        panels_bottom = app.query_one("#panels").region.bottom
+        frames: list[list[object]] = []
+        render = Compositor.render_partial_update
+
+        def recorded(compositor: Compositor):  # type: ignore[no-untyped-def]
+            frames.append(list(compositor._dirty_regions))
+            return render(compositor)
+
+        try:
+            Compositor.render_partial_update = recorded  # type: ignore[method-assign]
+            for t_s in range(2, 6):
+                app.post_message(poll(float(t_s)))
+                shown = str(40 * t_s + 7)  # slot 1's tokens
+                await wait_until(pilot, lambda: shown in text_of(table))  # noqa: B023
+                await pilot.pause(0.1)  # polls come a second apart: the frames of one are drawn
+        finally:
+            Compositor.render_partial_update = render  # type: ignore[method-assign]
+        drawn = [
+            (any(r.y < panels_bottom for r in regions), any(r.y >= table.region.y for r in regions))
+            for regions in frames
+        ]
+        assert (True, False) in drawn and (False, True) in drawn  # both were repainted
+        assert (True, True) not in drawn, frames
