@@ -10,14 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rich.console import Group, RenderableType
+from rich.console import RenderableType
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.reactive import reactive
-from textual.widgets import Static
 
 from tui.widgets.figures import signature, wrapped_rows
+from tui.widgets.panel_body import PanelBody
 from tui.widgets.sparkline import QuickSparkline
 
 
@@ -32,7 +32,7 @@ class Panel(Vertical):
         padding: 0 1;
         height: 100%;
     }
-    Panel > Static { height: auto; }
+    Panel > PanelBody { height: auto; }
     Panel > Sparkline { height: 1fr; min-height: 1; margin-top: 0; }
     Panel.-failed { border: round $error; }
     """
@@ -47,7 +47,7 @@ class Panel(Vertical):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         # made here, not in compose: the App may show a view before the panel has composed
-        self._body = Static(Text("waiting for data…", style="dim"), classes="body")
+        self._body = PanelBody([Text("waiting for data…", style="dim")], classes="body")
         self._sparkline = QuickSparkline([], summary_function=max) if self.SPARKLINE else None
         self._body_shape: tuple[int, int] | None = None  # (width, rows) at the last update
         self._body_signature: tuple[object, ...] | None = None  # what the body shows: text and styles
@@ -67,7 +67,7 @@ class Panel(Vertical):
         shape, shown = self._shape_of(lines), signature(lines)
         if shown is None or shown != self._body_signature or shape != self._body_shape:
             # a layout pass repaints the whole screen: ask for one only when the body's shape changes
-            self._body.update(Group(*lines), layout=shape is None or shape != self._body_shape)
+            self._body.show(lines, layout=shape is None or shape != self._body_shape)
             self._body_shape, self._body_signature = shape, shown
         if self._sparkline is not None:
             data = list(self.series(view))
