@@ -23,7 +23,7 @@ async def test_acceptance_has_one_decimal_in_the_requests_table_its_detail_and_t
         # one before, 64 / 72 = 88.888... %: "88.9 %"
         app.post_message(messages.ServerPolled(synthetic.snapshots()[1]))
         table = app.query_one(RequestsTable)
-        drafting = app.query_one("#drafting").query_one(".body")
+        drafting = app.query_one("#drafting")
         await wait_until(pilot, lambda: "r1" in text_of(table) and "acceptance" in text_of(drafting))
         (row,) = [line for line in text_of(table).splitlines() if line.split()[:1] == ["r1"]]
         assert "78.9 %" in row

@@ -77,7 +77,7 @@ async def test_start_shows_server_meter_and_drafting():
         assert view.meter.name == "dcgm"
         assert app.state.latest.acceptance is not None
         assert len(app.state.ledger.power) > 0
-        drafting = text_of(app.query_one("#drafting").query_one(".body"))
+        drafting = text_of(app.query_one("#drafting"))
         assert "acceptance" in drafting and "S1" in drafting
 
 
@@ -341,7 +341,7 @@ async def test_a_panel_that_grows_a_line_is_laid_out_again():
     async with app.run_test(size=(140, 42)) as pilot:
         app.post_message(messages.MeterRead(synthetic.readings()))
         await pilot.pause()
-        body = app.query_one("#power").query_one(".body")
+        body = app.query_one("#power")
         assert "60.0 W" in text_of(body) and "lost" not in text_of(body)
         app.post_message(messages.MeterRead([], error="meter lost"))  # a fourth line
         await pilot.pause()

@@ -46,7 +46,7 @@ async def test_the_dashboard_says_once_when_it_knows_the_idle_baseline():
         settings, FakeCollector(synthetic.snapshots()), FakeSampler(synthetic.METER), on_idle=told.append
     )
     async with app.run_test(size=(140, 42)) as pilot:
-        power = app.query_one("#power").query_one(".body")
+        power = app.query_one("#power")
         # one idle second, read at 10 Hz from 100.0 to 100.5: 6 readings, fewer than the 10 the
         # baseline needs, so the demo must not start its traffic yet
         app.post_message(messages.ServerPolled(idle_poll(100.0)))

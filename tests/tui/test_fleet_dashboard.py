@@ -46,7 +46,7 @@ def row_text(app: SpectopApp, index: int) -> dict[str, str]:
 
 
 def body(panel) -> str:
-    return text_of(panel.query_one(".body"))
+    return text_of(panel)
 
 
 def live(server: WatchedServer) -> bool:

@@ -57,7 +57,7 @@ async def test_the_panel_shows_tokens_per_second_over_5_s_within_2_percent_of_a_
     settings = Settings(server_url=synthetic.URL, poll=False)
     app = SpectopApp(settings, FakeCollector(synthetic.snapshots()), FakeSampler(synthetic.METER))
     async with app.run_test(size=(140, 42)) as pilot:
-        body = app.query_one("#throughput").query_one(".body")
+        body = app.query_one("#throughput")
         shown = []
         for i, poll in enumerate(polls(20), start=1):
             app.post_message(messages.ServerPolled(poll))

@@ -77,9 +77,9 @@ async def test_watch_of_a_void_draft_says_void_in_red_inside_the_dashboard(tmp_p
             assert "● ok llama.cpp" in server_line and server_line.endswith("VOID")
             assert "⚠ VOID: the draft model is loaded with -md but --spec-type is missing" in top
             assert styles_of(bar, "VOID") == ["red", "red"]  # the drafting state and the warning line
-            energy = " ".join(text_of(app.query_one("#energy").query_one(".body")).split())
+            energy = " ".join(text_of(app.query_one("#energy")).split())
             assert "VOID: a draft is configured, nothing drafted" in energy and "does not draft" not in energy
-            assert styles_of(app.query_one("#energy").query_one(".body"), "VOID") == ["red"]
+            assert styles_of(app.query_one("#energy"), "VOID") == ["red"]
             assert app.query_one("#drafting").has_class("-failed")
             await wait_until(pilot, lambda: app.screen.query("Toast"))
             told = [" ".join(text_of(toast).split()) for toast in app.screen.query("Toast")]

@@ -18,6 +18,7 @@ from textual.strip import Strip
 from textual.widgets import Sparkline
 
 BARS = "▁▂▃▄▅▆▇█"  # Textual's own (textual.renderables.sparkline)
+STYLES_KEPT = 4096  # cell styles kept by colour and by bar height
 
 
 class QuickSparkline(Sparkline):
@@ -26,9 +27,9 @@ class QuickSparkline(Sparkline):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._drawn_key: tuple[object, ...] | None = None
-        self._drawn_data: object = None  # held, so `is` in the key cannot meet a reused id
+        self._drawn_key_data: object = None  # held, so `is` in the key cannot meet a reused id
         self._strips: list[Strip] = []
-        self._styles: dict[RichColor, Style] = {}  # a cell's style by its colour, for these colours
+        self._styles: dict[object, Style] = {}  # a cell's style by its colour, for these colours
 
     def render_line(self, y: int) -> Strip:
         if len(self.data or ()) < 2:  # the empty and one-point lines: Textual's own, drawn rarely
@@ -55,35 +56,66 @@ class QuickSparkline(Sparkline):
     def _draw(self) -> list[Strip]:
         base, low, high = self._colors()
         key = (self.size, base, low, high, self.summary_function)
-        if self.data is self._drawn_data and key == self._drawn_key:
+        if self.data is self._drawn_key_data and key == self._drawn_key:
             return self._strips
         if key[1:] != (self._drawn_key or (None,))[1:]:
             self._styles.clear()
-        self._drawn_key, self._drawn_data = key, self.data
-        width, height = self.size.width, max(1, self.size.height)
-        ratios = column_ratios(list(self.data or []), width, self.summary_function)
-        styles = [self._style(ratio, low, high) for ratio in ratios]  # a column's colour, on every line
-        levels = len(BARS) * height - 1
-        bars = [int(ratio * levels) for ratio in ratios]
-        self._strips = [
-            Strip(line_segments(bars, styles, base, i * len(BARS)), width) for i in reversed(range(height))
-        ]
+        self._drawn_key, self._drawn_key_data = key, self.data
+        self._strips = sparkline_strips(
+            list(self.data or []),
+            self.size.width,
+            self.size.height,
+            self.summary_function,
+            base,
+            low,
+            high,
+            self._styles,
+        )
         return self._strips
 
-    def _style(self, ratio: float | None, low: RichColor, high: RichColor) -> Style:
-        """The cell's style as Textual's renderable builds it (blend_colors, then the widget's own
-        style under it), kept per colour."""
-        base = self.visual_style.rich_style
-        if ratio is None:
-            return base
-        if low.triplet is None or high.triplet is None:
-            color = high
-        else:
-            (r1, g1, b1), (r2, g2, b2) = low.triplet, high.triplet
-            color = RichColor.from_rgb(r1 + (r2 - r1) * ratio, g1 + (g2 - g1) * ratio, b1 + (b2 - b1) * ratio)
-        if color not in self._styles:
-            self._styles[color] = base + Style.from_color(color)
-        return self._styles[color]
+
+def sparkline_strips(
+    data: list[float],
+    width: int,
+    height: int,
+    summary: Any,
+    base: Style,
+    low: RichColor,
+    high: RichColor,
+    styles: dict[object, Style],
+) -> list[Strip]:
+    """The lines of a sparkline of two or more points, top first, cell for cell as Textual's
+    renderable draws them over `base` (the widget's style); `styles` keeps a style per colour."""
+    width, height = max(1, width), max(1, height)
+    ratios = column_ratios(data, width, summary)
+    column_styles = [_style(ratio, base, low, high, styles) for ratio in ratios]  # on every line
+    levels = len(BARS) * height - 1
+    bars = [int(ratio * levels) for ratio in ratios]
+    return [
+        Strip(line_segments(bars, column_styles, base, i * len(BARS)), width) for i in reversed(range(height))
+    ]
+
+
+def _style(
+    ratio: float | None, base: Style, low: RichColor, high: RichColor, styles: dict[object, Style]
+) -> Style:
+    """A cell's style as Textual's renderable builds it (blend_colors, then the widget's own style
+    under it), kept per colour."""
+    if ratio is None:
+        return base
+    if ratio in styles:  # a height drawn before (a flat stretch, a repeated figure)
+        return styles[ratio]
+    if low.triplet is None or high.triplet is None:
+        color = high
+    else:
+        (r1, g1, b1), (r2, g2, b2) = low.triplet, high.triplet
+        color = RichColor.from_rgb(r1 + (r2 - r1) * ratio, g1 + (g2 - g1) * ratio, b1 + (b2 - b1) * ratio)
+    if len(styles) > STYLES_KEPT:  # heights are floats: a long watch must not grow this for ever
+        styles.clear()
+    if color not in styles:
+        styles[color] = base + Style.from_color(color)
+    styles[ratio] = styles[color]
+    return styles[color]
 
 
 def column_ratios(data: list[float], width: int, summary: Any) -> list[float]:
