@@ -127,7 +127,5 @@ async def test_ngram_simple_g_on_the_dashboard_is_every_steps():
     with ngram_server() as server:
         app = dashboard(server.url)
         async with app.run_test(size=(160, 40)) as pilot:
-            await wait_until(
-                pilot, lambda: "G 1.03" in text_of(app.query_one("#drafting"))
-            )
+            await wait_until(pilot, lambda: "G 1.03" in text_of(app.query_one("#drafting")))
             assert "width 1.07" in text_of(app.query_one("#drafting"))
