@@ -1,11 +1,11 @@
-"""What a sparkline's redraw costs: Textual's Sparkline against the panels' QuickSparkline.
+"""What a sparkline's redraw costs: Textual's Sparkline against a panel's (tui/widgets/panel.py).
 
 Run by hand: `python tests/bench/bench_sparkline.py [updates]`. A headless app (160x45) holds one
 70x6 sparkline of 300 points, the panels' history; each update shifts in a new point (a sine, so
 every bar and colour moves), lets the app redraw, then changes a one-cell Static and lets it
 redraw again (the floor: a frame with the sparkline unchanged). Printed: the process's CPU per
-update for each widget, the app's own floor included, so read the difference; then the
-QuickSparkline's draw alone (its strips from its data, the median of `updates` draws).
+update for each widget, the app's own floor included, so read the difference; then the panel's
+draw alone (`sparkline_strips` from its data, the median of `updates` draws).
 """
 
 from __future__ import annotations
@@ -16,62 +16,84 @@ import statistics
 import sys
 import time
 
+from rich.color import Color
+from rich.style import Style
 from textual.app import App, ComposeResult
 from textual.widgets import Sparkline, Static
 
-from tui.widgets.sparkline import QuickSparkline
+from tui.widgets.panel import Panel
+from tui.widgets.sparkline import sparkline_strips
 
 
 def wave(i: int) -> float:
     return 50 + 40 * math.sin(i / 7)
 
 
-class One(App[None]):
-    CSS = "Sparkline { height: 6; width: 70; }"
+class Bars(Panel):
+    """A panel of bars alone (its content 70 x 6, as the Sparkline beside it)."""
 
-    def __init__(self, kind: type[Sparkline]) -> None:
+    SPARKLINE = True
+
+    def lines(self, view: list[float]) -> list[str]:
+        return []
+
+    def series(self, view: list[float]) -> list[float]:
+        return view
+
+
+class One(App[None]):
+    CSS = "Sparkline { height: 6; width: 70; } Bars { height: 8; width: 74; }"
+
+    def __init__(self, kind: type[Sparkline] | type[Bars]) -> None:
         super().__init__()
         self.kind = kind
 
     def compose(self) -> ComposeResult:
-        yield self.kind([], summary_function=max)
+        yield Sparkline([], summary_function=max) if self.kind is Sparkline else Bars()
         yield Static("0", id="floor")
 
 
-async def ms_per_update(kind: type[Sparkline], updates: int) -> float:
+async def ms_per_update(kind: type[Sparkline] | type[Bars], updates: int) -> float:
     app = One(kind)
     async with app.run_test(size=(160, 45)) as pilot:
-        sparkline, floor = app.query_one(Sparkline), app.query_one("#floor", Static)
+        widget, floor = app.query_one(kind), app.query_one("#floor", Static)
         data = [wave(i) for i in range(300)]
         t0 = time.process_time()
         for i in range(updates):
             data = [*data[1:], wave(300 + i)]
-            sparkline.data = data
+            if isinstance(widget, Sparkline):
+                widget.data = data
+            else:
+                widget.view = data
             await pilot.pause()
             floor.update(str(i))
             await pilot.pause()
         return (time.process_time() - t0) * 1000 / updates
 
 
-async def ms_per_draw(updates: int) -> float:
-    app = One(QuickSparkline)
-    async with app.run_test(size=(160, 45)):
-        sparkline = app.query_one(QuickSparkline)
-        data, times = [wave(i) for i in range(300)], []
-        for i in range(updates):
-            data = [*data[1:], wave(300 + i)]
-            sparkline.data = data
-            t0 = time.perf_counter()
-            sparkline._draw()
-            times.append(time.perf_counter() - t0)
-        return statistics.median(times) * 1000
+def ms_per_draw(updates: int) -> float:
+    style, low, high = Style(), Color.from_rgb(0, 60, 90), Color.from_rgb(0, 150, 220)
+    data, times = [wave(i) for i in range(300)], []
+    styles: dict[object, Style] = {}
+    for i in range(updates):
+        data = [*data[1:], wave(300 + i)]
+        t0 = time.perf_counter()
+        sparkline_strips(data, 70, 6, max, style, low, high, styles)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1000
 
 
 def main() -> None:
     updates = int(sys.argv[1]) if len(sys.argv) > 1 else 100
-    for kind in (Sparkline, QuickSparkline, Sparkline, QuickSparkline):  # twice each, alternated
+    kinds: tuple[type[Sparkline] | type[Bars], ...] = (
+        Sparkline,
+        Bars,
+        Sparkline,
+        Bars,
+    )  # twice each, alternated
+    for kind in kinds:
         print(f"{kind.__name__:>15}: {asyncio.run(ms_per_update(kind, updates)):.2f} ms of CPU per update")
-    print(f"QuickSparkline's draw alone: {asyncio.run(ms_per_draw(updates)):.3f} ms (median)")
+    print(f"a panel's sparkline draw alone: {ms_per_draw(updates):.3f} ms (median)")
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
 """Textual's Sparkline, drawn straight to strips: the same cells, without Rich's render pipeline.
 
 Textual renders its Sparkline through Rich (a Style built per cell, then the console's render,
-line splitting and cropping): 1.2-1.6 ms a draw, three draws a poll. This one lays the same bars
-and colours out as strips, with a style per colour kept, and draws again only when its data, size
-or colours change. Neighbouring cells of one style are one segment (the blanks above the bars,
+line splitting and cropping): 1.2-1.6 ms a draw, three draws a poll. These functions lay the same
+bars and colours out as strips for the panels (tui/widgets/panel.py), with a style kept per colour
+and per bar height. Neighbouring cells of one style are one segment (the blanks above the bars,
 mostly): the compositor divides and the terminal writes segments, not cells.
 """
 
@@ -15,63 +15,9 @@ from rich.color import Color as RichColor
 from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
-from textual.widgets import Sparkline
 
 BARS = "▁▂▃▄▅▆▇█"  # Textual's own (textual.renderables.sparkline)
 STYLES_KEPT = 4096  # cell styles kept by colour and by bar height
-
-
-class QuickSparkline(Sparkline):
-    """A Sparkline whose lines are built here, cell for cell as Textual's renderable draws them."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._drawn_key: tuple[object, ...] | None = None
-        self._drawn_key_data: object = None  # held, so `is` in the key cannot meet a reused id
-        self._strips: list[Strip] = []
-        self._styles: dict[object, Style] = {}  # a cell's style by its colour, for these colours
-
-    def render_line(self, y: int) -> Strip:
-        if len(self.data or ()) < 2:  # the empty and one-point lines: Textual's own, drawn rarely
-            return super().render_line(y)
-        strips = self._draw()
-        return (
-            strips[y] if 0 <= y < len(strips) else Strip.blank(self.size.width, self.visual_style.rich_style)
-        )
-
-    def _colors(self) -> tuple[Style, RichColor, RichColor]:
-        _, base = self.background_colors
-        low = base + (
-            self.get_component_styles("sparkline--min-color").color
-            if self.min_color is None
-            else self.min_color
-        )
-        high = base + (
-            self.get_component_styles("sparkline--max-color").color
-            if self.max_color is None
-            else self.max_color
-        )
-        return self.visual_style.rich_style, low.rich_color, high.rich_color
-
-    def _draw(self) -> list[Strip]:
-        base, low, high = self._colors()
-        key = (self.size, base, low, high, self.summary_function)
-        if self.data is self._drawn_key_data and key == self._drawn_key:
-            return self._strips
-        if key[1:] != (self._drawn_key or (None,))[1:]:
-            self._styles.clear()
-        self._drawn_key, self._drawn_key_data = key, self.data
-        self._strips = sparkline_strips(
-            list(self.data or []),
-            self.size.width,
-            self.size.height,
-            self.summary_function,
-            base,
-            low,
-            high,
-            self._styles,
-        )
-        return self._strips
 
 
 def sparkline_strips(
