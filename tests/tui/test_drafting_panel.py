@@ -84,3 +84,25 @@ async def test_a_short_terminal_shows_the_advice_on_the_panels_border() -> None:
         bottom = text.splitlines()[-1]
         assert "advice: keep 4" in bottom  # the verdict, on the bottom border the panel always has
         assert "S1–4" in inside(text)
+
+
+async def test_a_wrapped_energy_verdict_grows_the_panels_row_to_show_the_schedules_saving() -> None:
+    """After a tune the energy panel holds the verdict and the schedule's two lines; a verdict that
+    wraps onto three rows pushed the saving below the box at 160x42 (as `screenshots/tune.svg` once
+    caught). The panels' row grows to the tallest text, not only the drafting panel's."""
+    from collectors.live.verdict import LiveEnergy
+    from collectors.tune.view import NOT_READ_BACK, ScheduleView
+
+    verdict = "drafting breaks even (-2 %, within 5 %) at 5.3 requests (vs the sweep's plain curve)"
+    schedule = ScheduleView("K 4 at 1-3, off from 4", 8, 0, None, NOT_READ_BACK, 1234.0, 3000.0, 12)
+    app = make_app()
+    async with app.run_test(size=(160, 42)) as pilot:
+        app.main.show_energy(LiveEnergy(9.0, 163.0, None, 900, 7.9, verdict, schedule=schedule))
+        snap = synthetic.snapshots()[-1]
+        app.main.show_snapshot(snap, snap, [], None)  # a poll: the panels' row is fitted after it
+        for _ in range(3):
+            await pilot.pause()
+        region = app.main.energy_panel.region
+        strips = app.screen._compositor.render_strips()
+        shown = " ".join(strips[y].text[region.x : region.right] for y in range(region.y, region.bottom))
+        assert "K 0 tuned" in shown and "saved 1,234 J" in shown, shown

@@ -188,10 +188,11 @@ class DashboardScreen(Screen[None]):
         self.call_after_refresh(self.fit_panels)
 
     def fit_panels(self) -> None:
-        """The panels' row as tall as the drafting panel's body (its advice wraps) where the screen has
-        room; a short screen keeps app.tcss's height for the tabs, and the advice's verdict stays on the
-        panel's border."""
-        rows = self.drafting_panel.rows_needed()
+        """The panels' row as tall as the tallest text (the drafting panel's advice and the energy
+        panel's verdict and schedule wrap) where the screen has room; a short screen keeps app.tcss's
+        height for the tabs, and the advice's verdict stays on the drafting panel's border."""
+        needed = [panel.rows_needed() for panel in (self.drafting_panel, self.energy_panel)]
+        rows = max((r for r in needed if r is not None), default=None)
         grid = self.query_one("#panels", Grid)
         if rows is None or self.has_class("short"):
             grid.styles.height = None
