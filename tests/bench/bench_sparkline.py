@@ -21,24 +21,12 @@ from rich.style import Style
 from textual.app import App, ComposeResult
 from textual.widgets import Sparkline, Static
 
-from tui.widgets.panel import Panel
+from tests.support.panels import Bars
 from tui.widgets.sparkline import sparkline_strips
 
 
 def wave(i: int) -> float:
     return 50 + 40 * math.sin(i / 7)
-
-
-class Bars(Panel):
-    """A panel of bars alone (its content 70 x 6, as the Sparkline beside it)."""
-
-    SPARKLINE = True
-
-    def lines(self, view: list[float]) -> list[str]:
-        return []
-
-    def series(self, view: list[float]) -> list[float]:
-        return view
 
 
 class One(App[None]):

@@ -8,19 +8,8 @@ import math
 from textual.app import App, ComposeResult
 from textual.widgets import Sparkline
 
+from tests.support.panels import Bars
 from tui.widgets.panel import Panel
-
-
-class Bars(Panel):
-    """A panel of bars alone: no text above them."""
-
-    SPARKLINE = True
-
-    def lines(self, view: list[float]) -> list[str]:
-        return []
-
-    def series(self, view: list[float]) -> list[float]:
-        return view
 
 
 class Pair(App[None]):

@@ -25,12 +25,18 @@ def line(*parts: tuple[str, str] | str) -> Text:
     return out
 
 
-def signature(lines: Sequence[RenderableType]) -> tuple[object, ...] | None:
-    """What lines show, text and styles: Text's own equality ignores styles. None when not all are Text."""
-    texts = [text for text in lines if isinstance(text, Text)]
-    if len(texts) != len(lines):
+def line_signature(line: RenderableType) -> object | None:
+    """What a line of Text shows, characters, styles and how it wraps (Text's own equality ignores
+    styles); None for any other renderable."""
+    if not isinstance(line, Text):
         return None
-    return tuple((t.plain, str(t.style), tuple(t.spans)) for t in texts)
+    return (line.plain, str(line.style), tuple(line.spans), line.justify, line.overflow, line.no_wrap)
+
+
+def signature(lines: Sequence[RenderableType]) -> tuple[object, ...] | None:
+    """What lines show (`line_signature` of each); None when not all are Text."""
+    signed = tuple(line_signature(line) for line in lines)
+    return None if None in signed else signed
 
 
 def wrapped_rows(lines: Sequence[RenderableType], width: int, console: Console) -> int | None:

@@ -13,8 +13,9 @@ from rich.color import Color as RichColor
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
 from rich.style import Style
-from rich.text import Text
 from textual.strip import Strip
+
+from tui.widgets.figures import line_signature
 
 
 def text_rows(
@@ -33,7 +34,7 @@ def text_rows(
     rows: list[Strip] = []
     now: dict[object, list[Strip]] = {}
     for line in lines:
-        key = line_key(line)
+        key = line_signature(line)
         if key is not None and drawn is not None and key in drawn:
             line_rows = drawn[key]
         else:
@@ -46,13 +47,6 @@ def text_rows(
             now[key] = line_rows
         rows.extend(line_rows)
     return rows, now
-
-
-def line_key(line: RenderableType) -> object | None:
-    """What a line of Text shows (Text's own equality ignores styles); None for other renderables."""
-    if isinstance(line, Text):
-        return (line.plain, str(line.style), tuple(line.spans), line.justify, line.overflow, line.no_wrap)
-    return None
 
 
 def few_point_rows(
