@@ -35,6 +35,8 @@ from tui.sweep_text import sweep_headline
 from tui.widgets.servers_table import ServersTable
 
 if TYPE_CHECKING:
+    from textual.driver import Driver
+
     from collectors.recording.writer import Recorder  # made only for --record: not loaded before
 
 PALETTE = (  # the command palette's entries: title, help, action
@@ -93,6 +95,18 @@ class SpectopApp(App[None]):
     def main(self) -> DashboardScreen:
         """The dashboard screen, also while a dialog or the help is on top of it."""
         return self.screen_stack[0]  # type: ignore[return-value]
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver, but on Linux and macOS one whose input thread sleeps until a key comes
+        (tui/driver.py); tests run headless and never reach it."""
+        from textual.drivers.linux_driver import LinuxDriver
+
+        driver_class = super().get_driver_class()
+        if driver_class is not LinuxDriver:  # Windows, or TEXTUAL_DRIVER set
+            return driver_class
+        from tui.driver import QuietInputDriver
+
+        return QuietInputDriver
 
     def get_default_screen(self) -> DashboardScreen:
         names = [s.name for s in self.fleet.servers]
