@@ -9,6 +9,8 @@ text comes from a server or an exporter).
 
 from __future__ import annotations
 
+import math
+import re
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -90,28 +92,83 @@ def parse(text: str, blocks: PageBlocks | None = None) -> dict[str, list[Sample]
 
 
 class PageBlocks:
-    """One server's page, family by family, kept from one read to the next: a family whose lines
-    (its # HELP and # TYPE and its samples) read the same as in the last page is not parsed again.
-    Most of a serving engine's page stands still between two polls a second apart (the simulated
-    vLLM's under two streams: 43 of its 51 families), and parsing is most of a poll's cost."""
+    """One server's page, family by family, kept from one read to the next. A family whose lines
+    (its # HELP and # TYPE and its samples) read the same as in the last page is not parsed again;
+    one whose lines differ only in their values (a counter that moved) is not handed to the parser
+    either: its names and labels are the last parse's, and each new value is read by `float` when
+    it is a plain number, NaN or ±Inf (anything else goes to the parser). Most of a serving engine's
+    page stands still between two polls a second apart (the simulated vLLM's under two streams: 43
+    of its 51 families), the rest only counts, and parsing was most of a poll's cost."""
 
     def __init__(self) -> None:
         self._parsed: dict[str, list[Sample]] = {}
+        self._shapes: dict[tuple[str, ...], list[Sample]] = {}
 
     def samples(self, text: str) -> list[Sample]:
         """Every sample of `text`, as `samples(text)` gives them. Raises NotAMetricsPage on junk."""
         kept: dict[str, list[Sample]] = {}
+        shapes: dict[tuple[str, ...], list[Sample]] = {}
         out: list[Sample] = []
         for block in family_blocks(text):
             rows = kept.get(block)
             if rows is None:
                 rows = self._parsed.get(block)
+            shape, values = value_free(block)
+            if rows is None and shape is not None:
+                rows = revalued(self._shapes.get(shape) or shapes.get(shape), values)
             if rows is None:
                 rows = list(samples(block))
             kept[block] = rows
+            if shape is not None and shape not in shapes and keeps_shape(rows, values):
+                shapes[shape] = rows
             out += rows
-        self._parsed = kept  # the last page's only: a page's families, not every value ever seen
+        self._parsed, self._shapes = kept, shapes  # the last page's only, not every value ever seen
         return out
+
+
+# A sample's value as the exposition format writes it (no "_", no spaces, no timestamp after it).
+PLAIN_VALUE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|NaN|[+-]?Inf")
+
+
+def value_free(block: str) -> tuple[tuple[str, ...] | None, list[str]]:
+    """A family block's lines with each sample's value cut off (its shape), and the values cut off;
+    None for a shape when a sample line has no single space before a plain value."""
+    shape: list[str] = []
+    values: list[str] = []
+    for line in block.split("\n"):
+        if not line or line.startswith("#"):
+            shape.append(line)
+            continue
+        head, space, value = line.rpartition(" ")
+        if not space or not head or PLAIN_VALUE.fullmatch(value) is None:
+            return None, []
+        shape.append(head)
+        values.append(value)
+    return tuple(shape), values
+
+
+def keeps_shape(rows: list[Sample], values: list[str]) -> bool:
+    """The parser read one sample per line and each one's value from the text `value_free` cut off
+    (not a timestamp, say), so the same shape with other values can be read without it."""
+    return len(rows) == len(values) and all(
+        plain_value(text) == row.value or (math.isnan(row.value) and text == "NaN")
+        for row, text in zip(rows, values)
+    )
+
+
+def revalued(rows: list[Sample] | None, values: list[str]) -> list[Sample] | None:
+    """`rows` (a parsed block of the same shape) with `values`; None when there is no such block."""
+    if rows is None:
+        return None
+    return [Sample(row.name, row.labels, plain_value(text)) for row, text in zip(rows, values)]
+
+
+def plain_value(text: str) -> float:
+    """A PLAIN_VALUE as the parser reads it: an integer first (so "-0" is 0.0), else a float."""
+    try:
+        return float(int(text))
+    except ValueError:
+        return float(text)
 
 
 def family_blocks(text: str) -> Iterator[str]:

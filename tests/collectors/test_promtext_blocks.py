@@ -1,6 +1,7 @@
 """A server's /metrics page parsed family by family, a family parsed again only when its lines changed
 (promtext.PageBlocks): the samples are always those of parsing the whole page, and what stood still
-since the last page is not handed to prometheus_client's parser again."""
+since the last page, or only counted on (new values, the same names and labels), is not handed to
+prometheus_client's parser again."""
 
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ def test_pages_in_any_order_give_the_whole_pages_samples():
         assert promtext.parse(text, blocks) == promtext.parse(text)
 
 
-def test_only_the_families_that_changed_are_parsed_again(parses):
+def test_only_the_families_whose_lines_changed_beyond_their_values_are_parsed_again(parses):
     blocks = promtext.PageBlocks()
     before, after = VLLM_PAGES
     promtext.parse(before, blocks)
@@ -67,10 +68,24 @@ def test_only_the_families_that_changed_are_parsed_again(parses):
     parses.clear()
     promtext.parse(before, blocks)
     assert parses == []  # the same page: nothing parsed
-    promtext.parse(after, blocks)
-    changed = [text for text in parses if text not in before]
-    assert changed == parses and 0 < len(parses) < families / 2
-    assert any("vllm:generation_tokens_total" in text for text in parses)  # it moved: parsed again
+    moved = promtext.parse(after, blocks)
+    assert parses == []  # counters moved, histograms filled: only values changed
+    assert moved == promtext.parse(after)
+    assert moved["vllm:generation_tokens_total"] != promtext.parse(before)["vllm:generation_tokens_total"]
+    parses.clear()
+    second_model = after.replace('model_name="', 'model_name="second-', 1)
+    assert promtext.parse(second_model, blocks) == promtext.parse(second_model)
+    assert len(parses) == 2 and 'model_name="second-' in parses[0]  # that family, then the whole page
+    assert len(parses[0]) < len(second_model) / 4
+
+
+def test_a_llama_server_page_that_moved_is_read_without_the_parser(parses):
+    blocks = promtext.PageBlocks()
+    before, busy, _after = LLAMA_PAGES[:3]
+    promtext.parse(before, blocks)
+    parses.clear()
+    assert promtext.parse(busy, blocks) == promtext.parse(busy)
+    assert len(parses) == 1  # the whole-page parse above; the blocks parsed nothing
 
 
 def test_junk_raises_and_the_next_page_still_parses():
@@ -125,3 +140,72 @@ def test_any_run_of_pages_gives_each_pages_own_samples_or_its_own_error(pages):
                 promtext.parse(text, blocks)
             continue
         assert same(promtext.parse(text, blocks), whole)
+
+
+# value texts as exporters write them, and near misses the parser refuses or reads its own way
+VALUE_TEXTS = (
+    st.sampled_from(
+        [
+            "0",
+            "-0",
+            "+0",
+            "7",
+            "1e3",
+            "1E-3",
+            "2.",
+            ".5",
+            "-1.25e+2",
+            "NaN",
+            "+Inf",
+            "-Inf",
+            "Inf",
+            "nan",
+            "inf",
+            "1_000",
+            "0x10",
+            "١٢",
+            "",
+            "5 1700000000",
+            "1.0.0",
+            "+",
+            "e3",
+        ]
+    )
+    | st.floats(allow_nan=True, allow_infinity=True).map(repr)
+    | st.integers(-(10**20), 10**20).map(str)
+    | st.integers(0, 10**13).map(lambda ms: f"5 {ms}")  # a value, then a timestamp in ms
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(family, min_size=1, max_size=4, unique_by=lambda f: f[0]),
+    st.lists(st.lists(VALUE_TEXTS, min_size=12, max_size=12), min_size=2, max_size=4),
+)
+def test_the_same_families_with_new_value_texts_read_as_the_whole_page(families, value_runs):
+    """One page's names and labels, polled again and again with other values written in any way:
+    each page reads as parsing it whole does, or is refused as that refuses it."""
+    blocks = promtext.PageBlocks()
+    for texts in value_runs:
+        lines = iter(texts)
+        text = "".join(
+            f"# HELP {name} a family\n# TYPE {name} {kind}\n"
+            + "".join(f"{head} {next(lines)}\n" for head in sample_heads(name, rows))
+            for name, kind, rows in families
+        )
+        try:
+            whole = promtext.parse(text)
+        except promtext.NotAMetricsPage:
+            with pytest.raises(promtext.NotAMetricsPage):
+                promtext.parse(text, blocks)
+            continue
+        assert same(promtext.parse(text, blocks), whole)
+
+
+def sample_heads(name: str, rows: list) -> list[str]:
+    """Each row's name and labels, as a sample line starts."""
+    heads = []
+    for _, labels, _ in rows:
+        inner = ",".join(f'{k}="{v}"' for k, v in labels.items())
+        heads.append(f"{name}{{{inner}}}" if inner else name)
+    return heads
