@@ -114,13 +114,15 @@ class PageBlocks:
             if rows is None:
                 rows = self._parsed.get(block)
             shape, values = value_free(block)
-            if rows is None and shape is not None:
-                rows = revalued(self._shapes.get(shape) or shapes.get(shape), values)
+            known = self._shapes.get(shape) if shape is not None else None
+            if rows is None and known is not None:
+                rows = revalued(known, values)
             if rows is None:
                 rows = list(samples(block))
             kept[block] = rows
-            if shape is not None and shape not in shapes and keeps_shape(rows, values):
-                shapes[shape] = rows
+            if shape is not None and shape not in shapes:
+                if known is not None or values_are_read_alone(shape, values, rows):
+                    shapes[shape] = rows
             out += rows
         self._parsed, self._shapes = kept, shapes  # the last page's only, not every value ever seen
         return out
@@ -147,13 +149,23 @@ def value_free(block: str) -> tuple[tuple[str, ...] | None, list[str]]:
     return tuple(shape), values
 
 
-def keeps_shape(rows: list[Sample], values: list[str]) -> bool:
-    """The parser read one sample per line and each one's value from the text `value_free` cut off
-    (not a timestamp, say), so the same shape with other values can be read without it."""
-    return len(rows) == len(values) and all(
+def values_are_read_alone(shape: tuple[str, ...], values: list[str], rows: list[Sample]) -> bool:
+    """The parser read one sample per line, each one's value from the text `value_free` cut off, and
+    nothing else from it: the same lines with other values read as those values (a timestamp or an
+    exemplar's value equal to the sample's would pass the first look, not this). Asked once per
+    shape a page brings, not once per poll."""
+    if len(rows) != len(values) or not all(
         plain_value(text) == row.value or (math.isnan(row.value) and text == "NaN")
         for row, text in zip(rows, values)
-    )
+    ):
+        return False
+    others = ["1" if row.value == 0 else "0" for row in rows]
+    lines = iter(others)
+    probe = "\n".join(line if not line or line.startswith("#") else f"{line} {next(lines)}" for line in shape)
+    try:
+        return [row.value for row in samples(probe)] == [float(text) for text in others]
+    except NotAMetricsPage:
+        return False
 
 
 def revalued(rows: list[Sample] | None, values: list[str]) -> list[Sample] | None:

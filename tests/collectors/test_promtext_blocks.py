@@ -75,7 +75,8 @@ def test_only_the_families_whose_lines_changed_beyond_their_values_are_parsed_ag
     parses.clear()
     second_model = after.replace('model_name="', 'model_name="second-', 1)
     assert promtext.parse(second_model, blocks) == promtext.parse(second_model)
-    assert len(parses) == 2 and 'model_name="second-' in parses[0]  # that family, then the whole page
+    # that family, once more with other values (a shape not seen before), then the whole page
+    assert len(parses) == 3 and all('model_name="second-' in text for text in parses[:2])
     assert len(parses[0]) < len(second_model) / 4
 
 
@@ -174,7 +175,20 @@ VALUE_TEXTS = (
     | st.floats(allow_nan=True, allow_infinity=True).map(repr)
     | st.integers(-(10**20), 10**20).map(str)
     | st.integers(0, 10**13).map(lambda ms: f"5 {ms}")  # a value, then a timestamp in ms
+    | st.integers(0, 2).map(lambda n: f"{n} {n}")  # a timestamp equal to the value
+    | st.integers(0, 2).map(lambda n: f'1 # {{trace_id="a"}} {n}')  # an exemplar after the value
 )
+
+
+@pytest.mark.parametrize(
+    "runs",
+    [["5 5", "5 6"], ['1 # {trace_id="a"} 1', '1 # {trace_id="a"} 2'], ["7", "8", "NaN", "-0", "+Inf"]],
+)
+def test_a_timestamp_or_an_exemplar_is_not_read_as_the_value(runs):
+    blocks = promtext.PageBlocks()
+    for value in runs:
+        text = f"# TYPE x gauge\nx {value}\n"
+        assert same(promtext.parse(text, blocks), promtext.parse(text))
 
 
 @settings(max_examples=200, deadline=None)
