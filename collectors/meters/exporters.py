@@ -8,6 +8,7 @@ interval). `?host=NAME` keeps one host's series (Hostname/hostname label, or ins
 
 from __future__ import annotations
 
+import http.client
 import time
 from collections.abc import Callable
 
@@ -16,6 +17,7 @@ import httpx
 from collectors import promtext
 from collectors.errors import MeterUnavailable
 from collectors.meters.base import MeterInfo, MeterReading
+from collectors.meters.page_get import PlainPage, plain_http
 from collectors.meters.remote import (
     DCGM_ENERGY,
     DCGM_POWER,
@@ -29,6 +31,7 @@ from collectors.meters.remote import (
 from collectors.url_auth import ORIGIN_AUTH
 
 DCGM_PERIOD_S = 30.0
+TIMEOUT_S = 3.0  # for each connect and read of a page
 PROMETHEUS_PERIOD_S = 60.0
 _PROM_QUERIES = (  # tried in order; the first that returns series decides what the meter reads
     ("dcgm", f"{DCGM_ENERGY} or {DCGM_POWER}"),
@@ -52,7 +55,7 @@ class _HttpMeter:
     ) -> None:
         self.url, self.options = split_url(url, default_path)
         self._own_client = client is None
-        self._client = client if client is not None else httpx.Client(timeout=3.0, auth=ORIGIN_AUTH)
+        self._client = client if client is not None else httpx.Client(timeout=TIMEOUT_S, auth=ORIGIN_AUTH)
         self._min_interval_s, self._clock = min_interval_s, clock
         self._totals = RemoteTotals()
         self._last: MeterReading | None = None
@@ -117,6 +120,11 @@ class ExporterMeter(_HttpMeter):
         self._pick = dcgm_series if kind == "dcgm" else node_rapl_series
         self._families = (DCGM_ENERGY, DCGM_POWER) if kind == "dcgm" else ("node_rapl_",)
         self._page, self._page_series = b"", list[Series]()
+        self._blocks = promtext.PageBlocks()  # the lines whose values alone moved are not parsed again
+        page_url = split_url(url, "/metrics")[0]
+        # an own client's plain http:// page is read on a kept-alive http.client connection
+        plain = client is None and plain_http(page_url)
+        self._plain = PlainPage(page_url, TIMEOUT_S) if plain else None
         super().__init__(url, "/metrics", client, min_interval_s, clock)
 
     def _open(self) -> MeterInfo:
@@ -136,14 +144,39 @@ class ExporterMeter(_HttpMeter):
         self._min_interval_s = min(self._min_interval_s, period_s)
         return _describe(self.source, first, self.url, period_s, self.options)
 
+    def close(self) -> None:
+        super().close()
+        if self._plain is not None:
+            self._plain.close()
+
+    def _body(self) -> bytes:
+        """The page, on the kept-alive plain connection where there is one (collectors/meters/page_get.py)."""
+        if self._plain is None:
+            return self._get(self.url).content
+        try:
+            status, body = self._plain.get()
+        except (OSError, http.client.HTTPException) as exc:
+            # one line: a status line that is not HTTP comes back in the error as the server sent it
+            detail = " ".join(str(exc).split())[:120] or type(exc).__name__
+            raise MeterUnavailable(
+                f"{self.kind} at {self.url} did not answer: {detail}",
+                "check the URL and that the port is reachable from here",
+            ) from exc
+        if not 200 <= status < 300:
+            raise MeterUnavailable(
+                f"{self.kind} at {self.url} did not answer: HTTP {status}",
+                "check the URL and that the port is reachable from here",
+            )
+        return body
+
     def _scrape(self) -> list[Series]:
-        body = self._get(self.url).content
+        body = self._body()
         if body == self._page:  # an exporter between its collections serves the same page: not parsed again
             return self._page_series
         text = body.decode("utf-8", "replace")
         try:
             # only the power and energy lines are parsed (a GPU box's page is mostly other counters)
-            series = self._pick(list(promtext.samples(text, families=self._families)), self.host)
+            series = self._pick(self._blocks.samples(promtext.only_families(text, self._families)), self.host)
             if not series:
                 promtext.parse(text)  # none there: say so only of a real metrics page, junk is junk
             self._page, self._page_series = body, series

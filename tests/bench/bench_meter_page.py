@@ -7,16 +7,24 @@ its size is a real exporter's on a GPU box of that many GPUs. dcgm-exporter coll
 default (`-c 30000`), so most of the reads a 1 Hz poll makes get the page it served before: those are
 compared, not parsed, and a changed page has only its power and energy lines parsed
 (collectors/meters/exporters.py). Printed: the page's size, the median time to parse all of it and
-pick the GPUs' series, to parse only those two families, and to compare it with the last page.
+pick the GPUs' series, to parse only those two families, and to compare it with the last page; then
+the CPU time (this thread's) of a whole meter read over loopback HTTP from a server whose energy
+moves each read, through httpx's client against the kept-alive http.client connection a plain
+http:// page is read on (collectors/meters/page_get.py), side by side, medians.
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import httpx
 
 from collectors import promtext
+from collectors.meters.exporters import ExporterMeter
 from collectors.meters.remote import DCGM_ENERGY, DCGM_POWER, dcgm_series
 
 FIELDS = (  # dcgm-exporter's default counters (name, type)
@@ -58,6 +66,44 @@ def page(gpus: int) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
+class _Moving(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    gpus = 8
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+        body = page(self.gpus).replace(b" 1234567.0", f" {time.monotonic():.3f}".encode())  # energy moves
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def read_cpu_ms(gpus: int, rounds: int) -> tuple[float, float]:
+    """Median thread CPU of a meter read through httpx, and through the plain connection."""
+    _Moving.gpus = gpus
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Moving)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}/metrics"
+    meters = [
+        ExporterMeter(url, client=httpx.Client(timeout=3.0), min_interval_s=0),
+        ExporterMeter(url, min_interval_s=0),
+    ]
+    times: list[list[float]] = [[], []]
+    for _ in range(rounds):
+        for meter, spent in zip(meters, times):
+            t0 = time.thread_time()
+            meter.read()
+            spent.append(time.thread_time() - t0)
+            time.sleep(0.005)
+    for meter in meters:
+        meter.close()
+    server.shutdown()
+    return 1000 * statistics.median(times[0]), 1000 * statistics.median(times[1])
+
+
 def median_ms(work, rounds: int) -> float:
     times = []
     for _ in range(rounds):
@@ -87,6 +133,11 @@ def main() -> None:
     )
     print(f"parse only power and energy:   {only_ms:.2f} ms median ({only_ms / 10:.2f} % of a core at 1 Hz)")
     print(f"compare with the last page:    {compare_ms:.4f} ms (a page the exporter has not recollected)")
+    with_httpx_ms, plain_ms = read_cpu_ms(args.gpus, args.rounds)
+    print(
+        f"a read over loopback HTTP, CPU: httpx {with_httpx_ms:.2f} ms, kept-alive http.client "
+        f"{plain_ms:.2f} ms median (ratio {plain_ms / with_httpx_ms:.2f})"
+    )
 
 
 if __name__ == "__main__":
