@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import sys
 import weakref
 from typing import Any
 
@@ -105,6 +106,9 @@ async def _bounded_page(
     client: httpx.AsyncClient, url: str, params: dict[str, str] | None, max_bytes: int, max_s: float
 ) -> httpx.Response:
     try:
+        if sys.version_info >= (3, 11):  # no task per page, as wait_for makes
+            async with asyncio.timeout(max_s):
+                return await _read_page(client, url, params, max_bytes)
         return await asyncio.wait_for(_read_page(client, url, params, max_bytes), max_s)
     except asyncio.TimeoutError:
         raise SpectopError(
@@ -121,15 +125,33 @@ async def _read_page(
         async with client.stream("GET", url, params=params, timeout=POLL_TIMEOUT) as response:
             return await _bounded_body(response, url, max_bytes, response.request)
     try:
-        opened = await loopback.open_page(url, params, client.headers, POLL_TIMEOUT_S)
-        assert opened is not None  # page_target said it is loopback's
+        answer = await loopback.open_answer(url, params, client.headers, POLL_TIMEOUT_S)
+        assert answer is not None  # page_target said it is loopback's
+        if answer.encoded:  # compressed: httpx's decoders read it
+            opened = answer.response()
+            try:
+                return await _bounded_body(opened, url, max_bytes, None)
+            finally:
+                await opened.aclose()
+        body = bytearray()
         try:
-            return await _bounded_body(opened, url, max_bytes, None)
+            async for chunk in answer.stream:
+                body += chunk
+                if len(body) > max_bytes:
+                    raise _too_long(url, max_bytes)
         finally:
-            await opened.aclose()
+            await answer.stream.aclose()
+        headers = [(k, v) for k, v in answer.headers if k.lower() != b"content-length"]
+        return httpx.Response(answer.status, headers=headers, content=bytes(body))
     except httpx.RequestError as exc:  # made only on failure, for describe(): it names the URL
         exc.request = httpx.Request("GET", url, params=params, extensions={"timeout": POLL_TIMEOUT_S})
         raise
+
+
+def _too_long(url: str, max_bytes: int) -> SpectopError:
+    return SpectopError(
+        f"{url} sent a page longer than {max_bytes >> 20} MB", f"{NOT_A_SERVER}; check its log"
+    )
 
 
 async def _bounded_body(
@@ -139,9 +161,7 @@ async def _bounded_body(
     async for chunk in response.aiter_bytes():
         body += chunk
         if len(body) > max_bytes:
-            raise SpectopError(
-                f"{url} sent a page longer than {max_bytes >> 20} MB", f"{NOT_A_SERVER}; check its log"
-            )
+            raise _too_long(url, max_bytes)
     # the body is decoded already: the new response must not decode it again
     headers = {
         k: v for k, v in response.headers.items() if k.lower() not in ("content-encoding", "content-length")

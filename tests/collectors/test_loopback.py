@@ -5,10 +5,12 @@ with a length, chunked ones, one closed after its answer, one read until the ser
 from __future__ import annotations
 
 import asyncio
+import gzip
 
 import httpx
 import pytest
 
+from collectors.errors import SpectopError
 from collectors.http import describe, get_page, make_client
 from collectors.launch.process import free_port
 from collectors.loopback import LoopbackTransport
@@ -163,3 +165,21 @@ def test_a_client_used_again_under_another_event_loop_reads_on_a_new_connection(
     second = asyncio.run(serve_and_read(client, b"second run"))
     asyncio.run(client.aclose())
     assert (first, second) == ("first run", "second run")
+
+
+async def test_a_compressed_page_is_decoded_and_a_page_over_the_bound_is_refused():
+    """A page is read straight from the connection; a Content-Encoding sends it through httpx's
+    decoders; either way the bound on its size holds, and the connection stays usable after a
+    page that was read whole."""
+    page = b"llamacpp:tokens_predicted_total 963\n" * 40
+    answers = [sized(gzip.compress(page), b"Content-Encoding: gzip"), sized(page), sized(page)]
+    server = PageServer(answers)
+    async with server as url, make_client() as client:
+        zipped = await get_page(client, url + "/metrics")
+        plain = await get_page(client, url + "/metrics")
+        with pytest.raises(SpectopError, match="longer than"):
+            await get_page(client, url + "/metrics", max_bytes=len(page) - 1)
+    assert zipped.content == plain.content == page
+    assert zipped.headers.get("content-length") == str(len(page))  # of the body as read, decoded
+    assert "content-encoding" not in zipped.headers
+    assert server.connections == 1  # a refused page's connection may go; the two read whole kept it
