@@ -5,6 +5,8 @@ prometheus_client's parser again."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -105,14 +107,25 @@ def same(a: dict[str, list[promtext.Sample]], b: dict[str, list[promtext.Sample]
     }
 
 
-def families_page(families: list[tuple[str, str, list]]) -> str:
-    """A page of families, each with its # HELP and # TYPE lines, then its samples."""
+def reads_as_whole(blocks: promtext.PageBlocks, text: str) -> None:
+    """`text` read through `blocks` gives what parsing it whole gives, or is refused as that is."""
+    try:
+        whole = promtext.parse(text)
+    except promtext.NotAMetricsPage:
+        with pytest.raises(promtext.NotAMetricsPage):
+            promtext.parse(text, blocks)
+        return
+    assert same(promtext.parse(text, blocks), whole)
+
+
+def families_page(families: list[tuple[str, str, list]], values: Iterator[str] | None = None) -> str:
+    """A page of families, each with its # HELP and # TYPE lines, then its samples; with `values`,
+    each sample's value text is the next of them instead of its own value."""
     out = []
     for name, kind, rows in families:
         out += [f"# HELP {name} a family", f"# TYPE {name} {kind}"]
-        for _, labels, value in rows:
-            inner = ",".join(f'{k}="{v}"' for k, v in labels.items())
-            out.append(f"{name}{{{inner}}} {value!r}" if inner else f"{name} {value!r}")
+        for head, (_, _, value) in zip(sample_heads(name, rows), rows):
+            out.append(f"{head} {next(values) if values is not None else repr(value)}")
     return "\n".join(out) + "\n"
 
 
@@ -134,13 +147,7 @@ def test_any_run_of_pages_gives_each_pages_own_samples_or_its_own_error(pages):
     values; a page the whole-page parser refuses is refused here too."""
     blocks = promtext.PageBlocks()
     for text in pages:
-        try:
-            whole = promtext.parse(text)
-        except promtext.NotAMetricsPage:
-            with pytest.raises(promtext.NotAMetricsPage):
-                promtext.parse(text, blocks)
-            continue
-        assert same(promtext.parse(text, blocks), whole)
+        reads_as_whole(blocks, text)
 
 
 # value texts as exporters write them, and near misses the parser refuses or reads its own way
@@ -201,19 +208,7 @@ def test_the_same_families_with_new_value_texts_read_as_the_whole_page(families,
     each page reads as parsing it whole does, or is refused as that refuses it."""
     blocks = promtext.PageBlocks()
     for texts in value_runs:
-        lines = iter(texts)
-        text = "".join(
-            f"# HELP {name} a family\n# TYPE {name} {kind}\n"
-            + "".join(f"{head} {next(lines)}\n" for head in sample_heads(name, rows))
-            for name, kind, rows in families
-        )
-        try:
-            whole = promtext.parse(text)
-        except promtext.NotAMetricsPage:
-            with pytest.raises(promtext.NotAMetricsPage):
-                promtext.parse(text, blocks)
-            continue
-        assert same(promtext.parse(text, blocks), whole)
+        reads_as_whole(blocks, families_page(families, iter(texts)))
 
 
 def sample_heads(name: str, rows: list) -> list[str]:
