@@ -198,6 +198,7 @@ def test_a_timestamp_or_an_exemplar_is_not_read_as_the_value(runs):
         assert same(promtext.parse(text, blocks), promtext.parse(text))
 
 
+@pytest.mark.slow  # the quick loop keeps the timestamp and exemplar cases above
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(family, min_size=1, max_size=4, unique_by=lambda f: f[0]),

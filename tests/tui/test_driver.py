@@ -28,7 +28,9 @@ def idle_wakeups(term: Terminal) -> int:
     return int(found.group(1))
 
 
-@pytest.mark.parametrize("driver", ["quiet", "stock"])
+@pytest.mark.parametrize(
+    "driver", ["quiet", pytest.param("stock", marks=pytest.mark.slow)]
+)  # stock: the control
 def test_keys_arrive_and_the_idle_input_thread_sleeps_only_on_the_quiet_driver(driver):
     term = Terminal([sys.executable, "-m", "tests.support.keys_app", driver], size=(60, 12))
     try:
