@@ -18,6 +18,7 @@ import asyncio
 import socket
 import sys
 import weakref
+from collections.abc import AsyncIterable
 from typing import Any
 
 import httpx
@@ -133,40 +134,38 @@ async def _read_page(
                 return await _bounded_body(opened, url, max_bytes, None)
             finally:
                 await opened.aclose()
-        body = bytearray()
         try:
-            async for chunk in answer.stream:
-                body += chunk
-                if len(body) > max_bytes:
-                    raise _too_long(url, max_bytes)
+            body = await _bounded(answer.stream, url, max_bytes)
         finally:
             await answer.stream.aclose()
         headers = [(k, v) for k, v in answer.headers if k.lower() != b"content-length"]
-        return httpx.Response(answer.status, headers=headers, content=bytes(body))
+        return httpx.Response(answer.status, headers=headers, content=body)
     except httpx.RequestError as exc:  # made only on failure, for describe(): it names the URL
         exc.request = httpx.Request("GET", url, params=params, extensions={"timeout": POLL_TIMEOUT_S})
         raise
 
 
-def _too_long(url: str, max_bytes: int) -> SpectopError:
-    return SpectopError(
-        f"{url} sent a page longer than {max_bytes >> 20} MB", f"{NOT_A_SERVER}; check its log"
-    )
+async def _bounded(chunks: AsyncIterable[bytes], url: str, max_bytes: int) -> bytes:
+    """A body read whole, or SpectopError once it passes `max_bytes`."""
+    body = bytearray()
+    async for chunk in chunks:
+        body += chunk
+        if len(body) > max_bytes:
+            raise SpectopError(
+                f"{url} sent a page longer than {max_bytes >> 20} MB", f"{NOT_A_SERVER}; check its log"
+            )
+    return bytes(body)
 
 
 async def _bounded_body(
     response: httpx.Response, url: str, max_bytes: int, request: httpx.Request | None
 ) -> httpx.Response:
-    body = bytearray()
-    async for chunk in response.aiter_bytes():
-        body += chunk
-        if len(body) > max_bytes:
-            raise _too_long(url, max_bytes)
+    body = await _bounded(response.aiter_bytes(), url, max_bytes)
     # the body is decoded already: the new response must not decode it again
     headers = {
         k: v for k, v in response.headers.items() if k.lower() not in ("content-encoding", "content-length")
     }
-    return httpx.Response(response.status_code, headers=headers, content=bytes(body), request=request)
+    return httpx.Response(response.status_code, headers=headers, content=body, request=request)
 
 
 def describe(

@@ -33,13 +33,15 @@ class _WakingEvent(threading.Event):
 
     def __init__(self, wake_fd: int) -> None:
         super().__init__()
-        self._wake_fd = wake_fd
+        self.wake_fd: int | None = wake_fd  # None once the driver closed the pipe
 
     def set(self) -> None:
         super().set()
+        if self.wake_fd is None:  # closed: its number may be another file's by now
+            return
         try:
-            os.write(self._wake_fd, b"\0")
-        except OSError:  # the pipe is full (a wake is already pending) or closed (driver gone)
+            os.write(self.wake_fd, b"\0")
+        except BlockingIOError:  # the pipe is full: a wake is already pending
             pass
 
 
@@ -58,10 +60,11 @@ class QuietInputDriver(LinuxDriver):
         self._wake_read_fd, self._wake_write_fd = os.pipe()
         os.set_blocking(self._wake_read_fd, False)
         os.set_blocking(self._wake_write_fd, False)
-        self.exit_event = _WakingEvent(self._wake_write_fd)
+        self.exit_event: _WakingEvent = _WakingEvent(self._wake_write_fd)
 
     def close(self) -> None:
         super().close()
+        self.exit_event.wake_fd = None
         for fd in (self._wake_read_fd, self._wake_write_fd):
             try:
                 os.close(fd)

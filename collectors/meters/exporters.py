@@ -75,11 +75,16 @@ class _HttpMeter:
             response = self._client.get(url, params=params or None)
             response.raise_for_status()
         except httpx.HTTPError as exc:
-            raise MeterUnavailable(
-                f"{self.kind} at {url} did not answer: {exc}",
-                "check the URL and that the port is reachable from here",
-            ) from exc
+            raise self._unanswered(url, str(exc)) from exc
         return response
+
+    def _unanswered(self, url: str, why: str) -> MeterUnavailable:
+        # one line: a status line that is not HTTP comes back in http.client's error as sent
+        why = " ".join(why.split())[:120]
+        return MeterUnavailable(
+            f"{self.kind} at {url} did not answer: {why}",
+            "check the URL and that the port is reachable from here",
+        )
 
     def _scrape(self) -> list[Series]:
         raise NotImplementedError
@@ -156,17 +161,9 @@ class ExporterMeter(_HttpMeter):
         try:
             status, body = self._plain.get()
         except (OSError, http.client.HTTPException) as exc:
-            # one line: a status line that is not HTTP comes back in the error as the server sent it
-            detail = " ".join(str(exc).split())[:120] or type(exc).__name__
-            raise MeterUnavailable(
-                f"{self.kind} at {self.url} did not answer: {detail}",
-                "check the URL and that the port is reachable from here",
-            ) from exc
+            raise self._unanswered(self.url, str(exc) or type(exc).__name__) from exc
         if not 200 <= status < 300:
-            raise MeterUnavailable(
-                f"{self.kind} at {self.url} did not answer: HTTP {status}",
-                "check the URL and that the port is reachable from here",
-            )
+            raise self._unanswered(self.url, f"HTTP {status}")
         return body
 
     def _scrape(self) -> list[Series]:

@@ -51,34 +51,36 @@ class PlainPage:
         self._connection: http.client.HTTPConnection | None = None
 
     def get(self) -> tuple[int, bytes]:
-        """(status, body) of one GET."""
-        for _ in range(2):
-            reused = self._connection is not None
-            connection = self._connection or http.client.HTTPConnection(
-                self.host, self.port, timeout=self.timeout_s
-            )
-            self._connection = None
-            try:
-                connection.request("GET", self.target, headers={"Accept-Encoding": "identity"})
-                answer = connection.getresponse()
-                body = answer.read(MAX_PAGE_BYTES + 1)
-            except _STALE:
-                connection.close()
-                if reused:
-                    continue  # closed by the server while idle: once more, on a new connection
+        """(status, body) of one GET; once more on a new connection when the kept one had been
+        closed by the server while it sat idle."""
+        reused = self._connection is not None
+        try:
+            return self._get_once()
+        except _STALE:
+            if not reused:
                 raise
-            except BaseException:
-                connection.close()
-                raise
-            if len(body) > MAX_PAGE_BYTES:
-                connection.close()
-                raise PageTooLarge(f"the page is over {MAX_PAGE_BYTES >> 20} MiB")
-            if answer.will_close:
-                connection.close()
-            else:
-                self._connection = connection
-            return answer.status, body
-        raise http.client.RemoteDisconnected("the server closed the connection twice without answering")
+        return self._get_once()
+
+    def _get_once(self) -> tuple[int, bytes]:
+        connection = self._connection or http.client.HTTPConnection(
+            self.host, self.port, timeout=self.timeout_s
+        )
+        self._connection = None
+        try:
+            connection.request("GET", self.target, headers={"Accept-Encoding": "identity"})
+            answer = connection.getresponse()
+            body = answer.read(MAX_PAGE_BYTES + 1)
+        except BaseException:
+            connection.close()
+            raise
+        if len(body) > MAX_PAGE_BYTES:
+            connection.close()
+            raise PageTooLarge(f"the page is over {MAX_PAGE_BYTES >> 20} MiB")
+        if answer.will_close:
+            connection.close()
+        else:
+            self._connection = connection
+        return answer.status, body
 
     def close(self) -> None:
         if self._connection is not None:
