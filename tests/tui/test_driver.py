@@ -7,10 +7,13 @@ stock driver is run too, so the idle count is known to tell them apart on this m
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import sys
 
 import pytest
+from textual.app import App
 
 from tests.support import synthetic
 from tests.support.dashboard import FakeCollector, FakeSampler
@@ -56,3 +59,33 @@ def test_the_dashboard_runs_on_the_quiet_driver():
     settings = Settings(server_url=synthetic.URL, poll=False)
     app = SpectopApp(settings, FakeCollector(synthetic.snapshots()), FakeSampler(synthetic.METER))
     assert app.driver_class is QuietInputDriver
+
+
+async def test_a_closed_driver_writes_nothing_into_a_file_that_took_its_pipes_number():
+    """Exit may be asked again after the driver closed its wake pipe; the pipe's number may by then
+    be another file's, which must not get the wake byte."""
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGTSTP, signal.SIGCONT)}
+    try:
+        driver = QuietInputDriver(App())
+        closed_write_fd = driver.exit_event.wake_fd
+        driver.close()
+        read_fd, write_fd = os.pipe()  # the lowest free numbers: the closed pipe's, read end first
+        os.set_blocking(read_fd, False)
+        moved = closed_write_fd not in (read_fd, write_fd)
+        try:
+            assert closed_write_fd != read_fd
+            if moved:  # a number was taken meanwhile: put this pipe's write end on the free one
+                with pytest.raises(OSError):
+                    os.fstat(closed_write_fd)  # free: no other file of this process is replaced
+                os.dup2(write_fd, closed_write_fd)
+            driver.exit_event.set()
+            with pytest.raises(BlockingIOError):
+                os.read(read_fd, 16)  # nothing was written
+        finally:
+            os.close(read_fd)
+            os.close(write_fd)
+            if moved:
+                os.close(closed_write_fd)
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
