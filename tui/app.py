@@ -27,7 +27,7 @@ from collectors.sweep.request import SavedRun, SweepRequest
 from tui import messages, routing, workers
 from tui.config import Settings
 from tui.fleet import Fleet, WatchedServer
-from tui.live_paint import LivePainter
+from tui.live_paint import LIVE_REPAINT_S, LivePainter
 from tui.screens.dashboard import DashboardScreen
 from tui.state import LiveState
 from tui.sweep_control import SweepController
@@ -99,14 +99,9 @@ class SpectopApp(App[None]):
     def get_driver_class(self) -> type[Driver]:
         """Textual's driver, but on Linux and macOS one whose input thread sleeps until a key comes
         (tui/driver.py); tests run headless and never reach it."""
-        from textual.drivers.linux_driver import LinuxDriver
+        from tui.driver import quiet_in_place_of
 
-        driver_class = super().get_driver_class()
-        if driver_class is not LinuxDriver:  # Windows, or TEXTUAL_DRIVER set
-            return driver_class
-        from tui.driver import QuietInputDriver
-
-        return QuietInputDriver
+        return quiet_in_place_of(super().get_driver_class())
 
     def get_default_screen(self) -> DashboardScreen:
         names = [s.name for s in self.fleet.servers]
@@ -119,7 +114,9 @@ class SpectopApp(App[None]):
             self.live.paint(self.main)
         if self.settings.poll:
             self.poll_server()
-            if any(server.sampler is not None for server in self.fleet.servers):
+            # polls a second apart or closer carry the meters' readings; slower ones leave the
+            # power between them to a timer of its own
+            if not self.meters_at_poll and any(server.sampler is not None for server in self.fleet.servers):
                 self.set_interval(0.5, self.read_meter)
         if self.settings.server_log:
             self.follow_server_log()
@@ -239,8 +236,13 @@ class SpectopApp(App[None]):
     @work(exclusive=True, group="poll-server", exit_on_error=False)
     async def poll_server(self) -> None:
         await workers.poll_servers(
-            self.fleet, self.settings.interval_s, self.post_message, workers.cancelled()
+            self.fleet, self.settings.interval_s, self.post_message, workers.cancelled(), self.meters_at_poll
         )
+
+    @property
+    def meters_at_poll(self) -> bool:
+        """Polls come often enough to hand over the meters' readings themselves."""
+        return self.settings.interval_s <= LIVE_REPAINT_S
 
     def read_meter(self) -> None:
         """Hand new sampler readings to the handler (every half second, on the UI thread)."""

@@ -23,6 +23,7 @@ from textual.drivers.linux_driver import LinuxDriver
 
 if TYPE_CHECKING:
     from textual.app import App
+    from textual.driver import Driver
 
 PENDING_ESCAPE_POLL_S = 0.1  # Textual's own period, kept while a lone escape awaits its timeout
 READ_BYTES = 4096
@@ -43,6 +44,12 @@ class _WakingEvent(threading.Event):
             os.write(self.wake_fd, b"\0")
         except BlockingIOError:  # the pipe is full: a wake is already pending
             pass
+
+
+def quiet_in_place_of(driver_class: type[Driver]) -> type[Driver]:
+    """`QuietInputDriver` where Textual picked LinuxDriver; its pick elsewhere (Windows, or
+    TEXTUAL_DRIVER set)."""
+    return QuietInputDriver if driver_class is LinuxDriver else driver_class
 
 
 class QuietInputDriver(LinuxDriver):

@@ -1,13 +1,13 @@
 """The shown server's live figures, as the App's handlers hand them to the dashboard screen.
 
-Repaints, not figures, are what the dashboard spends its CPU on. While polling runs, meter reads
-(every 0.5 s) go into the state at once but repaint the power and energy panels at most once per
-`LIVE_REPAINT_S`; a poll repaints them with everything else, a meter error or a pause at once, so
-what is shown is never more than a second behind. Polls at least once a second (the default)
-show the meter's readings themselves: a meter read then repaints only when a poll is a second
-late, so the screen is drawn once a poll, not twice. With polling off (tests, snapshots) every
-message repaints. It holds no App: it reads the fleet and paints on the screen it is given.
-"""
+Repaints, not figures, are what the dashboard spends its CPU on. Polls at least once a second (the
+default) hand over the meters' readings themselves, just before their snapshots (tui/workers.py),
+and repaint power and energy with everything else: the screen is drawn once a poll. A poll that
+is late hands them over every 0.5 s without it, and slower polls leave them to a 0.5 s timer:
+those reads go into the state at once but repaint the power and energy panels at most once per
+`LIVE_REPAINT_S` (once a poll is a second late, with polls a second apart), a meter error or a
+pause at once, so what is shown is never far behind. With polling off (tests, snapshots) every
+message repaints. It holds no App: it reads the fleet and paints on the screen it is given."""
 
 from __future__ import annotations
 

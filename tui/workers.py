@@ -10,6 +10,7 @@ never ends polling and the top bar never stays at "ok" after the server is gone.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from collections.abc import Callable
@@ -35,6 +36,7 @@ from tui import messages
 from tui.config import Settings
 from tui.fleet import Fleet, WatchedServer
 
+LATE_POLL_S = 0.5  # a poll this late: the meters' readings are handed over without it, and so on
 LOG_RETRY_S = 2.0  # a log that cannot be read now is tried again this often
 
 Post = Callable[[Message], object]  # App.post_message: safe from any thread
@@ -47,19 +49,42 @@ def cancelled() -> Stopped:
     return lambda: worker.is_cancelled
 
 
-async def poll_servers(fleet: Fleet, interval_s: float, post: Post, stopped: Stopped) -> None:
-    """Poll every server each `interval_s` (none while paused) and post each one's snapshot."""
+async def poll_servers(
+    fleet: Fleet, interval_s: float, post: Post, stopped: Stopped, with_meters: bool = False
+) -> None:
+    """Poll every server each `interval_s` (none while paused) and post each one's snapshot;
+    `with_meters`: post the meters' new readings first (`read_meters`), so no timer of its own
+    wakes the UI thread between polls."""
     # the flag, not only the cancellation: a cancellation that lands as a bounded page read
     # completes can be swallowed by Python 3.11's wait_for (collectors/export/exporter.py)
     while not stopped():
         started = time.monotonic()
         if not fleet.state.paused:
             marks = asyncio.ensure_future(mark_at_poll(server.sampler for server in fleet.servers))
-            snapshots = await asyncio.gather(*(poll_one(server) for server in fleet.servers))
+            polls = asyncio.gather(*(poll_one(server) for server in fleet.servers))
+            snapshots = await (_meters_while(polls, fleet, post) if with_meters else polls)
             await marks
+            if with_meters:  # the poll's mark is among them: its window's energy is there first
+                read_meters(fleet, post)
             for index, snapshot in enumerate(snapshots):
                 post(messages.ServerPolled(snapshot, server=index))
         await asyncio.sleep(max(0.05, interval_s - (time.monotonic() - started)))
+
+
+async def _meters_while(
+    polls: asyncio.Future[list[ServerSnapshot]], fleet: Fleet, post: Post
+) -> list[ServerSnapshot]:
+    """`polls`' snapshots; while they are late (a server that hangs until its timeout), the meters'
+    readings are handed over every `LATE_POLL_S` without them."""
+    try:
+        while not (await asyncio.wait({polls}, timeout=LATE_POLL_S))[0]:
+            read_meters(fleet, post)
+    except asyncio.CancelledError:
+        polls.cancel()  # asyncio.wait leaves what it waits on running
+        with contextlib.suppress(asyncio.CancelledError):
+            await polls
+        raise
+    return polls.result()
 
 
 async def poll_one(server: WatchedServer) -> ServerSnapshot:

@@ -69,6 +69,8 @@ def model_power_w(tdp_w: float, load: float) -> float:
 class EstimateMeter:
     """Whole-CPU load from its own `cpu_times()` baseline (not `cpu_percent`, whose state is shared)."""
 
+    reads_at_once = True  # one /proc/stat read: a mark reads it on the caller's thread (sampler.py)
+
     def __init__(
         self,
         *,

@@ -76,6 +76,8 @@ def find_zones(root: str | Path, read_text: Callable[[Path], str] = _read) -> li
 class RaplMeter:
     """Sum of the RAPL package (and DRAM) counters, each unwrapped at its `max_energy_range_uj`."""
 
+    reads_at_once = True  # a few sysfs files: a mark reads them on the caller's thread (sampler.py)
+
     def __init__(
         self,
         root: str | Path = DEFAULT_ROOT,

@@ -4,6 +4,7 @@ exporter's poll loops share `mark_at_poll`)."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import namedtuple
 
@@ -12,7 +13,8 @@ import pytest
 from collectors.export.exporter import SpectopExporter
 from collectors.meters import MeterInfo, MeterReading
 from collectors.meters.estimate import EstimateMeter
-from collectors.meters.sampler import Sampler, default_rate_hz, watching_rate_hz
+from collectors.meters.rapl import RaplMeter
+from collectors.meters.sampler import Sampler, default_rate_hz, mark_at_poll, watching_rate_hz
 from collectors.servers.snapshot import ServerSnapshot
 
 POWER_W = 250.0
@@ -110,3 +112,37 @@ async def test_a_watched_estimate_is_read_once_a_second_and_at_every_poll():
     window = sampler.energy_between(t0_s, t1_s)
     assert window.covered and not window.short_window
     assert window.energy_j == pytest.approx(21.25 * (t1_s - t0_s), rel=1e-6)
+
+
+class ThreadNoting(ClockCounter):
+    """The counter, noting which thread each read ran on; `reads_at_once` as the test sets it."""
+
+    def __init__(self, reads_at_once: bool) -> None:
+        super().__init__()
+        self.reads_at_once = reads_at_once
+        self.threads: list[threading.Thread] = []
+
+    def read(self) -> MeterReading:
+        self.threads.append(threading.current_thread())
+        return super().read()
+
+
+@pytest.mark.parametrize("at_once", [True, False])
+async def test_a_mark_reads_a_local_meter_on_the_event_loop_and_any_other_on_a_worker_thread(at_once):
+    # a sysfs or /proc read takes microseconds: a worker thread's hand-over and back costs more; a
+    # remote page, a driver call may block, so they stay off the loop
+    meter = ThreadNoting(at_once)
+    sampler = Sampler(meter, rate_hz=1.0)  # not started: only marks read it
+    assert sampler.reads_on_marks
+    await mark_at_poll([sampler, sampler, None])  # a meter shared by two servers is read once
+    assert len(meter.threads) == 1
+    assert (meter.threads[0] is threading.current_thread()) is at_once
+    assert [r.energy_j for r in sampler.readings()] == [
+        pytest.approx(POWER_W * (sampler.latest().t_s - meter.t0_s))
+    ]
+
+
+def test_the_meters_that_read_local_files_are_read_at_once():
+    assert EstimateMeter.reads_at_once is True and RaplMeter.reads_at_once is True
+    assert Sampler(EstimateMeter(tdp_w=10.0), rate_hz=1.0).reads_at_once
+    assert not Sampler(ClockCounter(), rate_hz=1.0).reads_at_once  # a meter that does not say is not
