@@ -74,6 +74,7 @@ def read_metrics(
     """(samples, "ok") of a /metrics page, or (None, why it could not be read); `buckets` and
     `blocks`: as for `parse_metrics`."""
     try:
-        return parse_metrics(resp.text, buckets, blocks), "ok"
+        # the exposition format is UTF-8 whatever the header says: no charset lookup (a poll's cost)
+        return parse_metrics(resp.content.decode("utf-8", "replace"), buckets, blocks), "ok"
     except ValueError as exc:
         return None, f"unreadable: {exc}"

@@ -270,7 +270,7 @@ class LlamaCppCollector(LlamaCppWire, LlamaCppAdvice, LlamaCppSchedule, ServerCo
         if metrics.status_code == 200:
             first, raw.metrics_status = self.read_metrics(metrics)
             raw.metrics = first
-            if again.status_code == 200:
+            if again.status_code == 200 and again.content != metrics.content:
                 raw.metrics, raw.metrics_status = self.read_metrics(again)
             raw.process_start = metrics.headers.get("Process-Start-Time-Unix")
             # a request that finished between the two reads may be done in one and not the other
