@@ -68,6 +68,8 @@ def without_buckets(text: str, keep: tuple[str, ...] = ()) -> str:
     """`text` without the `_bucket` lines of histograms other than `keep` (family names). They are
     most of a serving engine's page (a vLLM page: 250 of 393 lines) and a dialect reads few of them;
     the histograms' `_count` and `_sum` stay."""
+    if "_bucket" not in text:  # no histogram at all (llama-server's page): nothing to walk
+        return text
     kept = [
         line
         for line in text.split("\n")  # the format's only line end (a label value may hold a \r)

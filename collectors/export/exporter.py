@@ -14,6 +14,8 @@ attribution, and their series say `energy="shared"` (collectors/export/series.py
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -34,6 +36,8 @@ if TYPE_CHECKING:  # SQLite loads only when a ledger is kept, the schedule's cod
     from collectors.ledgerdb.writer import LedgerWriter
     from collectors.tune.live import ScheduleTracker
     from collectors.tune.schedule import DraftSchedule
+
+MIN_GAP_S = 0.05  # between one poll's end and the next poll's start, however slow the polls
 
 
 class Polled(Protocol):
@@ -170,8 +174,9 @@ class SpectopExporter(Collector):
             await marks
             for index, snapshot in enumerate(snapshots):
                 self.update(snapshot, index)
-            await asyncio.sleep(0.05)
-            while not should_stop() and (left_s := interval_s - (time.monotonic() - started)) > 0:
+            # the next poll at its time, and at least 0.05 s after this one ended: one wait, not two
+            next_s = max(started + interval_s, time.monotonic() + MIN_GAP_S)
+            while not should_stop() and (left_s := next_s - time.monotonic()) > 0:
                 if stop_event is None:
                     await asyncio.sleep(min(0.1, left_s))
                 else:
@@ -195,7 +200,14 @@ class SpectopExporter(Collector):
 
 
 async def _until_set(event: asyncio.Event, timeout_s: float) -> None:
-    """Return when `event` is set or after `timeout_s`; asyncio.wait cancels nothing of the caller's."""
+    """Return when `event` is set or after `timeout_s`; asyncio.wait cancels nothing of the caller's.
+    From Python 3.11, `asyncio.timeout` over the wait itself: no task of its own to start and
+    cancel each poll (a wakeup of the loop fewer); its expiry cancels only this wait."""
+    if sys.version_info >= (3, 11):
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout_s):
+                await event.wait()
+        return
     waiter = asyncio.ensure_future(event.wait())
     try:
         await asyncio.wait((waiter,), timeout=timeout_s)
