@@ -68,13 +68,18 @@ def parse_metrics(
     return {name: rows for name, rows in finite.items() if rows}
 
 
+def metrics_text(resp: httpx.Response) -> str:
+    """A /metrics answer's text: the exposition format is UTF-8 whatever the header says (no
+    charset lookup either: a poll's cost)."""
+    return resp.content.decode("utf-8", "replace")
+
+
 def read_metrics(
     resp: httpx.Response, buckets: tuple[str, ...] | None = None, blocks: promtext.PageBlocks | None = None
 ) -> tuple[dict[str, list[promtext.Sample]] | None, str]:
     """(samples, "ok") of a /metrics page, or (None, why it could not be read); `buckets` and
     `blocks`: as for `parse_metrics`."""
     try:
-        # the exposition format is UTF-8 whatever the header says: no charset lookup (a poll's cost)
-        return parse_metrics(resp.content.decode("utf-8", "replace"), buckets, blocks), "ok"
+        return parse_metrics(metrics_text(resp), buckets, blocks), "ok"
     except ValueError as exc:
         return None, f"unreadable: {exc}"

@@ -25,7 +25,7 @@ from collectors import promtext
 from collectors.errors import ServerUnreachable, SpectopError
 from collectors.http import describe, get_page, make_client
 from collectors.servers.advice import DialectAdvice
-from collectors.servers.answers import error_snapshot, parse_metrics, read_metrics
+from collectors.servers.answers import error_snapshot, metrics_text, parse_metrics, read_metrics
 from collectors.servers.schedule_form import DialectSchedule
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.servers.window import WindowCounters as WindowCounters  # the contract's, kept importable here
@@ -179,7 +179,11 @@ class ServerCollector(DialectWire, DialectAdvice, DialectSchedule):
         """/metrics parsed now; None when unreachable, not HTTP 200, or not a metrics page."""
         try:
             resp = await self.get("/metrics")
-            return parse_metrics(resp.text, blocks=self.page_blocks) if resp.status_code == 200 else None
+            return (
+                parse_metrics(metrics_text(resp), blocks=self.page_blocks)
+                if resp.status_code == 200
+                else None
+            )
         except (httpx.HTTPError, SpectopError, ValueError):
             return None
 
