@@ -18,6 +18,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from collectors import heap
 from collectors.errors import SpectopError
 from collectors.launch import lifetime as server_lifetime
 from collectors.meters import sampling
@@ -213,8 +214,10 @@ def run_app(app) -> int:
 
     # SIGTERM, or SIGHUP from a closed terminal, stop the servers a sweep started (on the
     # sweep's worker thread, where no handler can be installed) and end the app cleanly
+    settling = heap.settle_later()  # startup's objects are not walked by the collector again
     with server_lifetime.on_terminate(leave):
         app.run()
+    settling.cancel()
     return app.return_code or 0
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from prometheus_client.registry import CollectorRegistry
 
+from collectors import heap
 from collectors.errors import SpectopError
 from collectors.export.exporter import SpectopExporter
 from collectors.export.listener import start_listener
@@ -105,7 +106,9 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
+        settling = heap.settle_later()  # startup's objects are not walked by the collector again
         asyncio.run(serve(exporter, args.interval))
+        settling.cancel()
         print("spectop export: stopped", file=sys.stderr)
     return 0
 
