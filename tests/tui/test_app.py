@@ -283,7 +283,7 @@ async def test_a_poll_rewrites_only_the_cells_that_changed():
             if "slot 3" in text_of(table):
                 break
         assert "slot 3" in text_of(table)
-        calls = spy(table, "update_cell", "_rewrite_cell", "add_row", "remove_row", "clear", "sort")
+        calls = spy(table, "update_cell", "_rewrite_cells", "add_row", "remove_row", "clear", "sort")
         latency_view = latency.view
         app.post_message(messages.ServerPolled(busy))  # nothing moved
         await pilot.pause()
@@ -292,7 +292,7 @@ async def test_a_poll_rewrites_only_the_cells_that_changed():
         tokens = tuple((slot, n + 20 if slot == 3 else n) for slot, n in busy.busy_slot_tokens)
         app.post_message(messages.ServerPolled(dataclasses.replace(busy, busy_slot_tokens=tokens)))
         await pilot.pause()
-        assert calls == ["_rewrite_cell", "_rewrite_cell"]
+        assert calls == ["_rewrite_cells"]
         assert table.get_cell("slot-3", "tokens") == "69" and table.get_cell("slot-3", "tok_s") == "20.0"
         assert table.row_count == 200 + 2
         shown = [line.split() for line in text_of(table).splitlines()]
@@ -309,11 +309,11 @@ async def test_a_request_handing_over_to_another_slot_adds_and_removes_no_row():
         app.post_message(messages.ServerPolled(on(slot_a, slot_b)))  # both seen once
         await pilot.pause()
         table = app.query_one(RequestsTable)
-        calls = spy(table, "_rewrite_cell", "add_row", "remove_row", "clear")
+        calls = spy(table, "_rewrite_cells", "add_row", "remove_row", "clear")
         app.post_message(messages.ServerPolled(on(slot_b)))  # slot a's request ends
         app.post_message(messages.ServerPolled(on(slot_a)))  # a new one starts there as b's ends
         await pilot.pause()
-        assert calls and set(calls) == {"_rewrite_cell"}
+        assert calls and set(calls) == {"_rewrite_cells"}
         assert table.row_count == 20 + 2
         assert str(table.get_cell(f"slot-{slot_b}", "tokens")) == "idle"
         assert table.get_cell(f"slot-{slot_a}", "tokens") == "40"

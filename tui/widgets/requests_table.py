@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from rich.cells import cell_len
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.widgets import DataTable
@@ -51,6 +54,21 @@ def mj_cell(attribution: Attribution | None) -> str:
     """A request's attributed mJ/token; a `*` when traffic spectop did not see shared the energy."""
     text = num(attribution.mj_per_token if attribution else None, ".0f")
     return text + "*" if attribution and attribution.shared and text != MISSING else text
+
+
+def _plain(value: object) -> bool:
+    """A cell DataTable draws as its characters in the row's style: a string with no markup."""
+    return isinstance(value, str) and "[" not in value and ":" not in value and value.isprintable()
+
+
+def _cells_wide(value: object) -> int:
+    """The cells a value takes on screen (a string's markup is not shown)."""
+    return value.cell_len if isinstance(value, Text) else Text.from_markup(str(value)).cell_len
+
+
+def _look(style: Style | None) -> tuple[str, tuple[tuple[str, object], ...]]:
+    """A segment's style as drawn: colours and attributes, and the row and column it answers clicks for."""
+    return ("", ()) if style is None else (str(style), tuple(sorted(style.meta.items())))
 
 
 def _signature(cell: object) -> object:
@@ -172,9 +190,12 @@ class RequestsTable(DataTable):
                 self.add_row(*cells, key=key)
                 changed = added = True
             elif shown != signatures:
-                for (_, column), value, was, now in zip(COLUMNS, cells, shown, signatures):
-                    if was != now:
-                        self._rewrite_cell(key, column, value)
+                moved = [
+                    (column, value)
+                    for (_, column), value, was, now in zip(COLUMNS, cells, shown, signatures)
+                    if was != now
+                ]
+                self._rewrite_cells(key, moved)
                 changed = True
             self._shown[key] = signatures
         if changed and self._sort:
@@ -199,28 +220,65 @@ class RequestsTable(DataTable):
             return (1, float(row_id.removeprefix("slot ")))
         return (0, -self._done_s.get(row_id, 0.0))
 
-    def _rewrite_cell(self, row_key: str, column: str, value: object) -> None:
-        """DataTable.update_cell, re-rendering only this row.
+    def _rewrite_cells(self, row_key: str, cells: list[tuple[str, object]]) -> None:
+        """DataTable.update_cell for a row's changed cells (column, value), drawing again only them.
 
         update_cell bumps the table's update count, which is part of every render cache key: every
         visible cell is then rendered again (about 280 at 140x42), which made a poll cost ten times
-        a meter read. Here only the cell leaves the cell cache and only its row the row caches: the
-        row's other cells are joined from the cache, not rendered again. This reads DataTable's
-        private caches, which is why the Textual stack is pinned exactly; the Pilot tests read the
-        screen.
+        a meter read. Here the cells leave the cell cache, and the row's cached render (its cells'
+        segments, kept per style and cursor state) gets the new text in place of the old where a
+        cell is plain text in one style: a busy slot's tokens and tok/s, every poll. Its line is
+        then joined again from the cache, its other cells not rendered again (`_splice`). This reads
+        DataTable's private caches, which is why the Textual stack is pinned exactly; the Pilot
+        tests read the screen, and test_requests_table_splice checks a spliced row against
+        DataTable's own drawing.
         """
         row = self.rows[RowKey(row_key)].key  # the key object the caches hold: compared by identity
         index = self.get_row_index(row)
-        column_key = ColumnKey(column)
-        self._data[row][column_key] = value
-        for cell_key in [k for k in self._cell_render_cache.keys() if k[0] is row and k[1] == column_key]:
+        columns = {ColumnKey(column): value for column, value in cells}
+        if any(_cells_wide(v) > self.columns[c].content_width for c, v in columns.items()):
+            for column_key, value in columns.items():  # the column widens (every cell drawn again): rare
+                self.update_cell(row, column_key, value, update_width=True)
+            return
+        olds = {column: self._data[row].get(column) for column in columns}
+        self._data[row].update(columns)
+        for cell_key in [k for k in self._cell_render_cache.keys() if k[0] is row and k[1] in columns]:
             self._cell_render_cache.discard(cell_key)
-        for row_render_key in [k for k in self._row_render_cache.keys() if k[0] is row]:
-            self._row_render_cache.discard(row_render_key)
         for renderables_key in [k for k in self._row_renderable_cache.keys() if k[1] == index]:
             self._row_renderable_cache.discard(renderables_key)
-        self._line_cache.clear()  # lines are rebuilt from the row caches, which still hold the others
+        for render_key in [k for k in self._row_render_cache.keys() if k[0] is row]:
+            drawn = self._row_render_cache.get(render_key)
+            spliced = drawn and self._splice(drawn, {c: (olds[c], v) for c, v in columns.items()})
+            self._row_render_cache.discard(render_key)  # the cache's set keeps an existing key's value
+            if spliced:
+                self._row_render_cache[render_key] = spliced
+        self._line_cache.clear()  # lines are joined again from the row caches
         self.refresh_row(index)
+
+    def _splice(
+        self, drawn: tuple[list, list], cells: dict[ColumnKey, tuple[object, object]]
+    ) -> tuple[list, list] | None:
+        """A row's cached render with each changed cell's text replaced, in the style it was drawn
+        in; None where a cell is not plain text in one style (a Text, a value wider than its column,
+        markup): the row is then drawn again from its cells."""
+        fixed, scrollable = drawn
+        if fixed or len(scrollable) != len(self.columns) + 1:  # the cells, then the row's filler
+            return None
+        scrollable = list(scrollable)
+        pad = " " * self.cell_padding
+        for column_key, (old, new) in cells.items():
+            if not (_plain(old) and _plain(new)):
+                return None
+            index = self.get_column_index(column_key)
+            inner = self.ordered_columns[index].get_render_width(self) - 2 * self.cell_padding
+            was, now = (pad + str(v) + " " * (inner - cell_len(str(v))) + pad for v in (old, new))
+            segments = scrollable[index]
+            if cell_len(str(new)) > inner or "".join(s.text for s in segments) != was:
+                return None  # too wide, or drawn from another value (under a key no longer used)
+            if len({_look(s.style) for s in segments}) != 1:
+                return None
+            scrollable[index] = [Segment(now, segments[0].style)]
+        return fixed, scrollable
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """Enter on a request's row: its detail; a slot's row has none."""
