@@ -131,6 +131,8 @@ class SpectopApp(App[None]):
     def on_server_polled(self, message: messages.ServerPolled) -> None:
         if not self.screen_stack:
             return  # torn down: a late message has nowhere to go
+        if message.meter is not None:  # the readings up to the poll's mark, handed over with it
+            self.on_meter_read(message.meter)
         if self.recorder and message.server == 0:  # routed: the drafting server's polls (tui/routing.py)
             self.recorder.poll(message.snapshot)
         self.fleet.servers[message.server].state.add_snapshot(message.snapshot)

@@ -12,12 +12,14 @@ from collectors.sweep.events import SweepEvent
 
 
 class ServerPolled(Message):
-    """A server poll finished (successfully or not: see `snapshot.status`); `server` is its number."""
+    """A server poll finished (successfully or not: see `snapshot.status`); `server` is its number;
+    `meter`: its meter's readings up to the poll's mark, when the poll hands them over."""
 
-    def __init__(self, snapshot: ServerSnapshot, server: int = 0) -> None:
+    def __init__(self, snapshot: ServerSnapshot, server: int = 0, meter: MeterRead | None = None) -> None:
         super().__init__()
         self.snapshot = snapshot
         self.server = server
+        self.meter = meter
 
 
 class MeterRead(Message):

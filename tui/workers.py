@@ -53,8 +53,8 @@ async def poll_servers(
     fleet: Fleet, interval_s: float, post: Post, stopped: Stopped, with_meters: bool = False
 ) -> None:
     """Poll every server each `interval_s` (none while paused) and post each one's snapshot;
-    `with_meters`: post the meters' new readings first (`read_meters`), so no timer of its own
-    wakes the UI thread between polls."""
+    `with_meters`: hand over the meters' new readings with each snapshot (`read_meters`), so no
+    timer of its own wakes the UI thread between polls, and no message of their own is handled."""
     # the flag, not only the cancellation: a cancellation that lands as a bounded page read
     # completes can be swallowed by Python 3.11's wait_for (collectors/export/exporter.py)
     while not stopped():
@@ -64,10 +64,12 @@ async def poll_servers(
             polls = asyncio.gather(*(poll_one(server) for server in fleet.servers))
             snapshots = await (_meters_while(polls, fleet, post) if with_meters else polls)
             await marks
-            if with_meters:  # the poll's mark is among them: its window's energy is there first
-                read_meters(fleet, post)
-            for index, snapshot in enumerate(snapshots):
-                post(messages.ServerPolled(snapshot, server=index))
+            reads: list[messages.MeterRead] = []
+            if with_meters:  # the poll's mark is among them: its window's energy goes in first
+                read_meters(fleet, reads.append)  # type: ignore[arg-type]  # only MeterRead is posted
+            by_server = {read.server: read for read in reads}
+            for index, snapshot in enumerate(snapshots):  # one message each: the readings ride with it
+                post(messages.ServerPolled(snapshot, server=index, meter=by_server.get(index)))
         await asyncio.sleep(max(0.05, interval_s - (time.monotonic() - started)))
 
 

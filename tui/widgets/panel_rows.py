@@ -13,6 +13,7 @@ from rich.color import Color as RichColor
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
 from rich.style import Style
+from rich.text import Text
 from textual.strip import Strip
 
 from tui.widgets.figures import line_signature
@@ -37,6 +38,12 @@ def text_rows(
         key = line_signature(line)
         if key is not None and drawn is not None and key in drawn:
             line_rows = drawn[key]
+        elif (fits := _one_row(line, width)) is not None:  # the common case, without Rich's wrapping
+            # Text.render leaves out the base style of a Text with no spans (wrapping adds it as one)
+            drawn_line = (
+                fits.render(console) if fits.spans else [Segment(fits.plain, console.get_style(fits.style))]
+            )
+            line_rows = [Strip([Segment(text, style + own, None) for text, own, _ in drawn_line])]
         else:
             segments = (Segment(text, style + own, None) for text, own, _ in console.render(line, options))
             line_rows = [
@@ -47,6 +54,16 @@ def text_rows(
             now[key] = line_rows
         rows.extend(line_rows)
     return rows, now
+
+
+def _one_row(line: RenderableType, width: int) -> Text | None:
+    """The line, if it is a Text that Rich would draw as it is on one row: it fits, breaks no
+    line, expands no tab, and pads nothing (no justification of its own)."""
+    if not isinstance(line, Text) or line.justify not in (None, "default"):
+        return None
+    plain = line.plain
+    fits = bool(plain) and "\n" not in plain and "\t" not in plain and line.cell_len <= width
+    return line if fits else None
 
 
 def few_point_rows(
