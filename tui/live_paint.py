@@ -11,6 +11,7 @@ message repaints. It holds no App: it reads the fleet and paints on the screen i
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from functools import partial
 
@@ -27,6 +28,11 @@ LIVE_REPAINT_S = 1.0  # the least time between two repaints of power and energy 
 # region it repaints: panels and rows together made it span the tabs and every widget between them
 # (26 widgets drawn, against 15 and 9 apart). Frames come every 1/60 s: the panels' is drawn by then.
 ROWS_AFTER_S = 0.05
+
+
+def _call_next(screen: DashboardScreen, callback: Callable[[], object]) -> None:
+    if screen.is_running:  # not once the app has closed it
+        screen.call_next(callback)
 
 
 class LivePainter:
@@ -105,7 +111,8 @@ class LivePainter:
             screen.show_snapshot(state.latest, state.drafting() or state.latest, state.tok_s, warning, recent)
         rows = partial(self.show_rows, screen, state.latest, state.slot_tok_s)
         if self.settings.poll:  # the rows in a frame of their own (ROWS_AFTER_S); with polling off at once
-            screen.set_timer(ROWS_AFTER_S, rows)
+            # the event loop's own timer hands them to the screen: a Textual Timer is a task a poll
+            asyncio.get_running_loop().call_later(ROWS_AFTER_S, _call_next, screen, rows)
         else:
             rows()
 

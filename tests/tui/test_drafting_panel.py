@@ -106,3 +106,31 @@ async def test_a_wrapped_energy_verdict_grows_the_panels_row_to_show_the_schedul
         strips = app.screen._compositor.render_strips()
         shown = " ".join(strips[y].text[region.x : region.right] for y in range(region.y, region.bottom))
         assert "K 0 tuned" in shown and "saved 1,234 J" in shown, shown
+
+
+async def test_the_panels_row_is_fitted_again_when_a_poll_changes_the_rows_a_text_needs() -> None:
+    """Fitted once at start; a later poll whose energy text wraps onto more rows grows the row, and
+    one whose text is short again gives the room back to the tabs (polls with the same rows do not
+    fit it again)."""
+    from collectors.live.verdict import LiveEnergy
+    from collectors.tune.view import NOT_READ_BACK, ScheduleView
+
+    verdict = "drafting breaks even (-2 %, within 5 %) at 5.3 requests (vs the sweep's plain curve)"
+    schedule = ScheduleView("K 4 at 1-3, off from 4", 8, 0, None, NOT_READ_BACK, 1234.0, 3000.0, 12)
+    app = make_app()
+    async with app.run_test(size=(160, 42)) as pilot:
+        snap = synthetic.snapshots()[-1]
+        for _ in range(3):
+            await pilot.pause()
+        panels = app.main.query_one("#panels")
+        short_height = panels.region.height
+        app.main.show_energy(LiveEnergy(9.0, 163.0, None, 900, 7.9, verdict, schedule=schedule))
+        app.main.show_snapshot(snap, snap, [], None)
+        for _ in range(3):
+            await pilot.pause()
+        assert panels.region.height > short_height
+        app.main.show_energy(LiveEnergy(9.0, 163.0, None, 900, 7.9, "no sweep yet"))
+        app.main.show_snapshot(snap, snap, [], None)
+        for _ in range(3):
+            await pilot.pause()
+        assert panels.region.height == short_height

@@ -51,6 +51,7 @@ class DashboardScreen(Screen[None]):
     def __init__(self, server_url: str, meter: MeterInfo | None, fleet_names: Sequence[str] = ()) -> None:
         super().__init__()
         self.server_url, self.meter = server_url, meter
+        self._fitted_rows: tuple[int | None, int | None] | None = None  # the panels' texts' rows, as fitted
         # several servers: their summary table; one: none, and the screen is the single-server one
         self.servers_table = ServersTable(fleet_names, id="servers") if len(fleet_names) > 1 else None
         self.source_bar = SourceBar(id="source-bar")
@@ -135,7 +136,8 @@ class DashboardScreen(Screen[None]):
         self.throughput_panel.set_class(not snapshot.ok, "-failed")
         self.drafting_panel.view = DraftingView(drafting, void_warning)
         self.drafting_panel.set_class(bool(void_warning), "-failed")
-        self.call_after_refresh(self.fit_panels)
+        if self._panel_rows() != self._fitted_rows:  # the panels' row grows or shrinks to the text
+            self.call_after_refresh(self.fit_panels)
 
     def show_energy(self, energy: LiveEnergy) -> None:
         self.energy_panel.view = energy
@@ -187,11 +189,15 @@ class DashboardScreen(Screen[None]):
     def on_resize(self) -> None:
         self.call_after_refresh(self.fit_panels)
 
+    def _panel_rows(self) -> tuple[int | None, int | None]:
+        """The rows the drafting and energy panels' texts need now (None before a view or a layout)."""
+        return self.drafting_panel.rows_needed(), self.energy_panel.rows_needed()
+
     def fit_panels(self) -> None:
         """The panels' row as tall as the tallest text (the drafting panel's advice and the energy
         panel's verdict and schedule wrap) where the screen has room; a short screen keeps app.tcss's
         height for the tabs, and the advice's verdict stays on the drafting panel's border."""
-        needed = [panel.rows_needed() for panel in (self.drafting_panel, self.energy_panel)]
+        needed = self._fitted_rows = self._panel_rows()
         rows = max((r for r in needed if r is not None), default=None)
         grid = self.query_one("#panels", Grid)
         if rows is None or self.has_class("short"):

@@ -66,6 +66,8 @@ class Panel(Widget):
             object, list[Strip]
         ] = {}  # the text's rows by line, at the drawn width and style
         self._line_rows_key: tuple[object, ...] | None = None
+        self._needed: int | None = None  # rows_needed's answer, for the text and width in _needed_key
+        self._needed_key: tuple[object, ...] | None = None
 
     def on_mount(self) -> None:
         self.border_title = self.TITLE
@@ -131,10 +133,17 @@ class Panel(Widget):
         return sparkline_strips(self._series, width, height, max, style, low, high, self._spark_styles)
 
     def rows_needed(self) -> int | None:
-        """Rows the text needs at the panel's width now, wrapping included; None before a view or a layout."""
+        """Rows the text needs at the panel's width now, wrapping included; None before a view or a layout.
+
+        Asked at every poll (DashboardScreen.show_snapshot): counted once per text and width, from
+        the lines the panel shows, not by building them again."""
         if self.view is None:
             return None
-        return wrapped_rows(self.lines(self.view), self.size.width, self.app.console)
+        key = (self._signature, self.size.width)
+        if key != self._needed_key or self._signature is None:
+            self._needed = wrapped_rows(self._lines, self.size.width, self.app.console)
+            self._needed_key = key
+        return self._needed
 
     def lines(self, view: Any) -> Sequence[RenderableType]:
         raise NotImplementedError
