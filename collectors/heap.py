@@ -10,7 +10,7 @@ collected every 700 new objects. Watching a real llama-server once a second, the
 `settle` collects what startup left, then moves what survives to the permanent generation
 (`gc.freeze`: never walked again; still freed by reference counting once dropped), and lets 10,000
 new objects come before a young collection. The cost, as CPython documents it: a reference cycle
-among frozen objects that later becomes garbage is not collected. So it runs once, a few seconds
+among frozen objects that later becomes garbage is not collected. So it runs once, three seconds
 into the run, when what exists is what stays (`settle_later`); what is made after stays
 collectable. Tests never call it through the commands: their process runs many apps.
 """
@@ -21,7 +21,7 @@ import gc
 import threading
 
 YOUNG_OBJECTS = 10_000  # new objects between two young collections (CPython's default: 700)
-SETTLE_AFTER_S = 5.0  # startup done: the first frame is drawn and the first polls are shown
+SETTLE_AFTER_S = 3.0  # startup done: the first frame is drawn (0.7 s) and the first polls shown
 
 
 def settle() -> None:
