@@ -259,8 +259,8 @@ class RequestsTable(DataTable):
         self, drawn: tuple[list, list], cells: dict[ColumnKey, tuple[object, object]]
     ) -> tuple[list, list] | None:
         """A row's cached render with each changed cell's text replaced, in the style it was drawn
-        in; None where a cell is not plain text in one style (a Text, a value wider than its column,
-        markup): the row is then drawn again from its cells."""
+        in; None where a cell is not plain text in one style (a Text, markup): the row is then drawn
+        again from its cells."""
         fixed, scrollable = drawn
         if fixed or len(scrollable) != len(self.columns) + 1:  # the cells, then the row's filler
             return None
@@ -273,8 +273,8 @@ class RequestsTable(DataTable):
             inner = self.ordered_columns[index].get_render_width(self) - 2 * self.cell_padding
             was, now = (pad + str(v) + " " * (inner - cell_len(str(v))) + pad for v in (old, new))
             segments = scrollable[index]
-            if cell_len(str(new)) > inner or "".join(s.text for s in segments) != was:
-                return None  # too wide, or drawn from another value (under a key no longer used)
+            if "".join(s.text for s in segments) != was:  # (a wider value widened its column first)
+                return None  # drawn from another value, under a key no longer used
             if len({_look(s.style) for s in segments}) != 1:
                 return None
             scrollable[index] = [Segment(now, segments[0].style)]
