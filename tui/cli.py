@@ -18,44 +18,45 @@ import os
 import shlex
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from collectors.errors import SpectopError
 from collectors.fmt import printable
 from collectors.redact import redact_argv, scrub, secrets_in
-from tui.commands import (
-    Command,
-    dashboard,
-    demo,
-    deploy,
-    doctor,
-    export,
-    help_topics,
-    probe,
-    replay,
-    report,
-    snapshot,
-    sweep,
-    tune,
-    watch,
-)
+from tui.commands import MODULES, dashboard, load
 
-# Typed, so mypy checks every module against Command; a test checks that none is left off.
-COMMANDS: tuple[Command, ...] = (
-    dashboard,
-    demo,
-    deploy,
-    doctor,
-    export,
-    help_topics,
-    probe,
-    replay,
-    report,
-    snapshot,
-    sweep,
-    tune,
-    watch,
-)
+if TYPE_CHECKING:  # typed, so mypy checks every module against Command; never imported to run
+    from tui.commands import (
+        Command,
+        demo,
+        deploy,
+        doctor,
+        export,
+        help_topics,
+        probe,
+        replay,
+        report,
+        snapshot,
+        sweep,
+        tune,
+        watch,
+    )
+
+    CHECKED: tuple[Command, ...] = (
+        dashboard,
+        demo,
+        deploy,
+        doctor,
+        export,
+        help_topics,
+        probe,
+        replay,
+        report,
+        snapshot,
+        sweep,
+        tune,
+        watch,
+    )
 DEFAULT = dashboard
 TOP_LEVEL_FLAGS = ("--help", "--version")  # -h too; argparse also takes unique prefixes of these
 SECRET_OPTIONS = ("--api-key",)  # spectop's own, which argparse also reads abbreviated (--api)
@@ -66,8 +67,9 @@ def without_secrets(text: str, secrets: Sequence[str] = ()) -> str:
     return scrub(" ".join(redact_argv(text.split(" "), abbreviations=SECRET_OPTIONS)), secrets)
 
 
-def build_parser(secrets: Sequence[str] = ()) -> argparse.ArgumentParser:
-    """The parser; its errors (and its subcommands') never show `secrets`, the command line's."""
+def build_parser(secrets: Sequence[str] = (), only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; its errors (and its subcommands') never show `secrets`, the command line's. With
+    `only` (a command's name), that command's alone: the others' modules are not imported."""
 
     class Parser(argparse.ArgumentParser):
         def error(self, message: str) -> NoReturn:
@@ -83,7 +85,8 @@ def build_parser(secrets: Sequence[str] = ()) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version="spectop 0.1.0")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for command in COMMANDS:
+    for name in MODULES if only is None else (only,):
+        command = load(name)
         command_parser = subparsers.add_parser(
             command.NAME, help=command.HELP, description=command.DESCRIPTION
         )
@@ -118,7 +121,7 @@ def with_command(argv: Sequence[str]) -> list[str]:
 
 def _command_index(args: list[str]) -> int | None:
     """Where a command name stands in `args` once the default command's options are read, if anywhere."""
-    names = {command.NAME for command in COMMANDS}
+    names = set(MODULES)
     leading = argparse.ArgumentParser(add_help=False, exit_on_error=False)
     DEFAULT.add_options(leading)
     # everything from the first word that is no option's value on, as argparse itself would read it
@@ -149,7 +152,9 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     a bad value, never quoting a secret (an option's value may be a whole --draft-cmd with a key)."""
     secrets = command_line_secrets(argv)
     try:
-        args, unknown = build_parser(secrets).parse_known_args(with_command(argv))
+        words = with_command(argv)
+        only = words[0] if words[0] in MODULES else None  # else --help, or a misspelt command: all
+        args, unknown = build_parser(secrets, only).parse_known_args(words)
     except SpectopError as exc:
         raise SpectopError(scrub(exc.what, secrets), scrub(exc.fix, secrets)) from None
     if unknown:  # said by the command's parser: its usage, not the top level's

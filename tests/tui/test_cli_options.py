@@ -97,9 +97,28 @@ def test_a_shared_option_reads_the_same_in_every_command(option, capsys, monkeyp
 
 def test_every_command_module_is_registered():
     modules = {m.name for m in pkgutil.iter_modules(commands.__path__) if not m.name.startswith("_")}
-    assert {c.__name__.rsplit(".", 1)[1] for c in cli.COMMANDS} == modules
-    names = [c.NAME for c in cli.COMMANDS]
-    assert len(set(names)) == len(names) and "dashboard" in names
+    assert set(commands.MODULES.values()) == modules
+    assert all(commands.load(name).NAME == name for name in commands.MODULES)
+    assert "dashboard" in commands.MODULES
+
+
+@pytest.mark.parametrize(
+    ("argv", "module"),
+    [
+        (["--server", "http://127.0.0.1:9"], "dashboard"),
+        (["probe", "--server", "http://127.0.0.1:9"], "probe"),
+    ],
+)
+def test_a_command_line_imports_only_its_own_command(argv, module):
+    """The dashboard's first frame does not wait on the other commands' imports (the simulator, the
+    sweep, the exporter): a fresh process, as `spectop` starts."""
+    code = (
+        "import sys; from tui import cli; cli.parse(sys.argv[1:]); "
+        "print(' '.join(m for m in sys.modules if m.startswith('tui.commands.')))"
+    )
+    run = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True)
+    loaded = {name.rsplit(".", 1)[1] for name in run.stdout.split()}
+    assert loaded & set(commands.MODULES.values()) == {"dashboard", module}
 
 
 def test_help_and_version_still_answer(capsys):
@@ -107,6 +126,8 @@ def test_help_and_version_still_answer(capsys):
         cli.main(["--help"])
     out = capsys.readouterr().out
     assert "dashboard" in out and "spectop --server URL" in out
+    listed = {line.split()[0] for line in out.splitlines() if line.startswith("    ") and line[4] != " "}
+    assert listed == set(commands.MODULES)  # every command, though only the one typed is imported to run
     with pytest.raises(SystemExit):
         cli.main(["--version"])
     assert capsys.readouterr().out.strip() == "spectop 0.1.0"

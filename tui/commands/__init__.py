@@ -1,14 +1,39 @@
 """spectop's commands, one module each, and the `Command` protocol every such module satisfies.
 
-tui/cli.py lists the modules in a tuple typed `tuple[Command, ...]`, so mypy checks each module's
-NAME, HELP, DESCRIPTION, add_options and run against the protocol, and builds every command's
-parser the same way; a test checks that no module is left off that list.
+`MODULES` names each command's module by the word typed, and `load` imports one: a command's
+imports (the simulator, the sweep, the exporter) load only when it runs, so the dashboard's first
+frame does not wait on them. tui/cli.py lists the modules for mypy in a tuple typed
+`tuple[Command, ...]`, so it checks each module's NAME, HELP, DESCRIPTION, add_options and run
+against the protocol; a test checks that no module is left off `MODULES`.
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import Protocol
+import importlib
+from typing import Protocol, cast
+
+# the word typed after `spectop` -> its module here
+MODULES = {
+    "dashboard": "dashboard",
+    "demo": "demo",
+    "deploy": "deploy",
+    "doctor": "doctor",
+    "export": "export",
+    "help": "help_topics",
+    "probe": "probe",
+    "replay": "replay",
+    "report": "report",
+    "snapshot": "snapshot",
+    "sweep": "sweep",
+    "tune": "tune",
+    "watch": "watch",
+}
+
+
+def load(name: str) -> Command:
+    """The module of the command typed as `name`, imported now."""
+    return cast("Command", importlib.import_module(f"{__name__}.{MODULES[name]}"))
 
 
 class Command(Protocol):
