@@ -22,7 +22,7 @@ from collectors.errors import SpectopError
 from collectors.fmt import printable
 from collectors.http import STREAM_TIMEOUT, make_client
 from collectors.meters import Sampler
-from collectors.meters.sampler import mark_at_poll
+from collectors.meters.sampler import start_marks
 from collectors.requests.client import RequestSpec, stream_request
 from collectors.requests.listen import bind
 from collectors.requests.logfollow import LogFollower
@@ -60,10 +60,11 @@ async def poll_servers(
     while not stopped():
         started = time.monotonic()
         if not fleet.state.paused:
-            marks = asyncio.ensure_future(mark_at_poll(server.sampler for server in fleet.servers))
+            marks = start_marks(server.sampler for server in fleet.servers)
             polls = asyncio.gather(*(poll_one(server) for server in fleet.servers))
             snapshots = await (_meters_while(polls, fleet, post) if with_meters else polls)
-            await marks
+            if marks is not None:
+                await marks
             reads: list[messages.MeterRead] = []
             if with_meters:  # the poll's mark is among them: its window's energy goes in first
                 read_meters(fleet, reads.append)  # type: ignore[arg-type]  # only MeterRead is posted

@@ -26,7 +26,7 @@ from prometheus_client.registry import Collector
 
 from collectors.export.series import FeedView, series
 from collectors.live.accounting import LiveLedger
-from collectors.meters.sampler import Sampler, mark_at_poll
+from collectors.meters.sampler import Sampler, start_marks
 from collectors.servers.answers import error_snapshot
 from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep.records import Summary
@@ -132,9 +132,9 @@ class SpectopExporter(Collector):
         for other in sharing:  # a shared meter's joules are split by tokens only over a rolling window
             other.ledger = None
         if self.store is not None and sampler is not None and not sharing:
-            from collectors.ledgerdb.writer import LedgerWriter
+            from collectors.ledgerdb.writer import HOLD_S, LedgerWriter
 
-            feed.ledger = LedgerWriter(self.store, feed.url, self.summary)
+            feed.ledger = LedgerWriter(self.store, feed.url, self.summary, hold_s=HOLD_S)
         self.feeds.append(feed)
         return feed
 
@@ -167,20 +167,34 @@ class SpectopExporter(Collector):
         every bounded page read) can swallow a cancellation that lands as the read completes, which
         on a loaded machine left Ctrl-C unanswered.
         """
-        while not should_stop():
-            started = time.monotonic()
-            marks = asyncio.ensure_future(mark_at_poll(feed.sampler for feed in self.feeds))
-            snapshots = await asyncio.gather(*(feed.poll() for feed in self.feeds))
-            await marks
-            for index, snapshot in enumerate(snapshots):
-                self.update(snapshot, index)
-            # the next poll at its time, and at least 0.05 s after this one ended: one wait, not two
-            next_s = max(started + interval_s, time.monotonic() + MIN_GAP_S)
-            while not should_stop() and (left_s := next_s - time.monotonic()) > 0:
-                if stop_event is None:
-                    await asyncio.sleep(min(0.1, left_s))
+        try:
+            while not should_stop():
+                started = time.monotonic()
+                marks = start_marks(feed.sampler for feed in self.feeds)
+                if len(self.feeds) == 1:  # no task to poll one server: the loop's cost is per wakeup
+                    snapshots = [await self.feeds[0].poll()]
                 else:
-                    await _until_set(stop_event, left_s)
+                    snapshots = await asyncio.gather(*(feed.poll() for feed in self.feeds))
+                if marks is not None:
+                    await marks
+                for index, snapshot in enumerate(snapshots):
+                    self.update(snapshot, index)
+                # the next poll at its time, and at least 0.05 s after this one ended: one wait, not two
+                next_s = max(started + interval_s, time.monotonic() + MIN_GAP_S)
+                while not should_stop() and (left_s := next_s - time.monotonic()) > 0:
+                    if stop_event is None:
+                        await asyncio.sleep(min(0.1, left_s))
+                    else:
+                        await _until_set(stop_event, left_s)
+        finally:  # a stop (Ctrl-C, SIGTERM) leaves every window measured on disk
+            self.write_held()
+
+    def write_held(self) -> None:
+        """Write the energy-ledger windows each server's writer holds (`run` does as it stops)."""
+        with self._lock:
+            for feed in self.feeds:
+                if feed.ledger is not None:
+                    feed.ledger.write_held()
 
     def collect(self) -> Iterator[Metric]:
         with self._lock:

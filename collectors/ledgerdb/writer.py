@@ -7,7 +7,10 @@ its own schedule, so a window waits until a reading at or after its end has arri
 written, never extrapolated); a window the meter began after is never written; a counter that ran
 back gives no joules for its window (skipped, not negative); a window is timed by the wall clock
 through one offset per writer, so consecutive windows meet exactly and the store can keep them
-disjoint across restarts (collectors/ledgerdb/store.py).
+disjoint across restarts (collectors/ledgerdb/store.py). A live writer holds its windows
+`HOLD_S` of polls before writing them in one transaction (one per poll was a tenth of `spectop
+export`'s CPU); `write_held` writes the rest when watching stops, so a stop loses none and a crash
+at most `HOLD_S`.
 
 The verdict per window is the live one (collectors/live/verdict.py): the rolling mJ/token against
 the last sweep's plain curve at the current batch. Where drafting costs more than plain (ratio r
@@ -31,6 +34,8 @@ from collectors.servers.snapshot import ServerSnapshot
 from collectors.sweep.records import Summary
 from collectors.sweep.rule import Verdict, classify
 
+HOLD_S = 10.0  # of polls: how long a live writer holds windows before writing them together
+
 
 class WindowSink(Protocol):
     """Where windows go: an EnergyStore, or a BackgroundStore in front of one."""
@@ -48,34 +53,52 @@ class LedgerWriter:
         summary: Summary | None = None,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
+        hold_s: float = 0.0,
     ) -> None:
-        self.store, self.server, self.summary = store, server, summary
+        self.store, self.server, self.summary, self.hold_s = store, server, summary, hold_s
         self._wall_minus_mono_s = wall_clock() - clock()
         self._done_until_s = float("-inf")  # monotonic end of the last window handled
+        self._held: list[Window] = []
+        self._held_since_s = 0.0  # monotonic end of the first window held
         self.problem: str | None = None  # the last write's failure, if any
 
     def flush(self, live: LiveLedger) -> int:
-        """Write the windows the meter now covers; returns how many the store took."""
-        if not live.power:
+        """Take the windows the meter now covers; write them (with those held) once the first held
+        ends `hold_s` before the last poll taken. Returns how many the store took now."""
+        self._hold_covered(live)
+        if not self._held or self._done_until_s - self._held_since_s < self.hold_s:
             return 0
+        return self.write_held()
+
+    def write_held(self) -> int:
+        """Write the windows held; returns how many the store took. Call it when watching stops."""
+        windows, self._held = self._held, []
+        if not windows:
+            return 0
+        try:
+            return self.store.add(windows)
+        except sqlite3.Error as exc:  # a full disk or a locked file must not stop the exporter's loop
+            self.problem = f"energy ledger: {exc}"
+            return 0
+
+    def _hold_covered(self, live: LiveLedger) -> None:
+        """Hold the windows of the polls not handled yet that the meter now covers."""
+        if not live.power:
+            return
         covered_until_s, covered_from_s = live.power[-1].t_s, live.power[0].t_s
         # the polls not handled yet are the last few: walk back to them, not over the whole history
         pending = list(
             itertools.takewhile(lambda s: s.taken_at_s > self._done_until_s, reversed(live.snapshots))
         )
-        windows = []
         for snap in reversed(pending):
             if snap.taken_at_s > covered_until_s:
                 break  # the meter has not reached this window's end yet: wait for it
             self._done_until_s = snap.taken_at_s
             window = self._window(live, snap, covered_from_s)
             if window is not None:
-                windows.append(window)
-        try:
-            return self.store.add(windows)
-        except sqlite3.Error as exc:  # a full disk or a locked file must not stop the exporter's loop
-            self.problem = f"energy ledger: {exc}"
-            return 0
+                if not self._held:
+                    self._held_since_s = snap.taken_at_s
+                self._held.append(window)
 
     def _window(self, live: LiveLedger, snap: ServerSnapshot, covered_from_s: float) -> Window | None:
         if not snap.ok or not snap.window_s or snap.taken_at_s - snap.window_s < covered_from_s:

@@ -278,12 +278,21 @@ class Sampler:
         return energy_at(samples, ts, t_s)
 
 
-async def mark_at_poll(samplers: Iterable[Sampler | None]) -> None:
+def start_marks(samplers: Iterable[Sampler | None]) -> asyncio.Future[list[MeterReading | None]] | None:
     """Read now each meter that `reads_on_marks` (each once, however many servers share it): a
-    poll's window then starts and ends on a counter reading. Off the event loop, but on it for a
-    meter that reads local files in microseconds (`reads_at_once`): handing that read to a worker
-    thread and back costs two thread wakeups, more than the read."""
+    poll's window then starts and ends on a counter reading. Off the event loop, but on it, before
+    this returns, for a meter that reads local files in microseconds (`reads_at_once`): handing
+    that read to a worker thread and back costs two thread wakeups, more than the read. Returns
+    what to await for the rest, or None when nothing is left (no future: a poll loop's wakeup less)."""
     due = {id(s): s for s in samplers if s is not None and s.reads_on_marks}
     for sampler in [s for s in due.values() if s.reads_at_once]:
         sampler.mark()
-    await asyncio.gather(*(asyncio.to_thread(s.mark) for s in due.values() if not s.reads_at_once))
+    threaded = [s for s in due.values() if not s.reads_at_once]
+    return asyncio.gather(*(asyncio.to_thread(s.mark) for s in threaded)) if threaded else None
+
+
+async def mark_at_poll(samplers: Iterable[Sampler | None]) -> None:
+    """`start_marks`, awaited."""
+    marks = start_marks(samplers)
+    if marks is not None:
+        await marks

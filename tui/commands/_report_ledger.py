@@ -57,21 +57,25 @@ def open_store(args: argparse.Namespace) -> EnergyStore | None:
 @contextmanager
 def kept(store: EnergyStore | None, servers: Sequence[Any]) -> Iterator[None]:
     """The dashboard's servers keep the ledger while the app runs, written from a thread of its own
-    (the UI thread never waits on the disk); servers sharing a meter keep none (see export)."""
+    (the UI thread never waits on the disk) every `HOLD_S` of polls; servers sharing a meter keep
+    none (see export)."""
     if store is None:
         yield
         return
     from collectors.ledgerdb.background import BackgroundStore
-    from collectors.ledgerdb.writer import LedgerWriter
+    from collectors.ledgerdb.writer import HOLD_S, LedgerWriter
 
     sink = BackgroundStore(store)
     for server in servers:
         shared = server.sampler is None or sum(s.sampler is server.sampler for s in servers) > 1
         if not shared:
-            server.state.keeper = LedgerWriter(sink, server.url)
+            server.state.keeper = LedgerWriter(sink, server.url, hold_s=HOLD_S)
     try:
         yield
-    finally:
+    finally:  # the windows held go in before the store closes: quitting loses none
+        for server in servers:
+            if server.state.keeper is not None:
+                server.state.keeper.write_held()
         sink.close()
 
 
