@@ -31,6 +31,10 @@ COUNTER_RATE_HZ = 1.0  # an energy counter needs no integration: read where wind
 # Marked at window ends: a counter, and the CPU-load estimate, whose running joules integrate its
 # own load over whatever interval lies between two reads.
 MARKED_METHODS = ("counter", "estimate")
+# While a watcher's polls mark such a meter about once a period, its schedule only covers a
+# stall of the marks: the thread wakes every this many periods (its wakeup, once a second, cost
+# the export more than its meter reads).
+MARKED_WAKE_PERIODS = 5
 
 
 def default_rate_hz(info: MeterInfo) -> float:
@@ -120,6 +124,8 @@ class Sampler:
             now = self._clock()
             if next_t < now:
                 next_t = now + self.period_s - (now - next_t) % self.period_s
+            if now - self._marked_s < 2 * self.period_s and self.reads_on_marks:
+                next_t = max(next_t, self._marked_s + MARKED_WAKE_PERIODS * self.period_s)
             self._stop.wait(next_t - now)
 
     @property

@@ -14,7 +14,13 @@ from collectors.export.exporter import SpectopExporter
 from collectors.meters import MeterInfo, MeterReading
 from collectors.meters.estimate import EstimateMeter
 from collectors.meters.rapl import RaplMeter
-from collectors.meters.sampler import Sampler, default_rate_hz, mark_at_poll, watching_rate_hz
+from collectors.meters.sampler import (
+    MARKED_WAKE_PERIODS,
+    Sampler,
+    default_rate_hz,
+    mark_at_poll,
+    watching_rate_hz,
+)
 from collectors.servers.snapshot import ServerSnapshot
 
 POWER_W = 250.0
@@ -146,3 +152,37 @@ def test_the_meters_that_read_local_files_are_read_at_once():
     assert EstimateMeter.reads_at_once is True and RaplMeter.reads_at_once is True
     assert Sampler(EstimateMeter(tdp_w=10.0), rate_hz=1.0).reads_at_once
     assert not Sampler(ClockCounter(), rate_hz=1.0).reads_at_once  # a meter that does not say is not
+
+
+class CountingEvent(threading.Event):
+    """The sampler's stop event, counting the schedule thread's sleeps (one a wakeup)."""
+
+    sleeps = 0
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.sleeps += 1
+        return super().wait(timeout)
+
+
+def test_while_polls_mark_a_counter_its_schedule_wakes_only_to_cover_a_stall():
+    # each wakeup of the schedule's thread cost the export more than its meter reads; while the
+    # polls mark the counter every period, the thread sleeps MARKED_WAKE_PERIODS periods at a time
+    period_s = 0.05
+    meter = ClockCounter()
+    sampler = Sampler(meter, rate_hz=1 / period_s)
+    sampler._stop = wakes = CountingEvent()
+    sampler.start()
+    try:
+        marks_end_s = time.monotonic() + 40 * period_s
+        while time.monotonic() < marks_end_s:
+            sampler.mark()
+            time.sleep(period_s)
+        sleeps_while_marked = wakes.sleeps
+        time.sleep((MARKED_WAKE_PERIODS + 4) * period_s)  # then the polls stop (a server that hangs)
+    finally:
+        sampler.stop()
+    assert sleeps_while_marked < 40 / 2, sleeps_while_marked  # about 40 / MARKED_WAKE_PERIODS, not 40
+    # the schedule reads again once the marks stop: the power history goes on without polls
+    after = [r.t_s for r in sampler.readings() if r.t_s > marks_end_s + period_s / 2]
+    assert after and after[0] - marks_end_s <= (MARKED_WAKE_PERIODS + 1.5) * period_s, after
+    assert len(after) >= 2  # and keeps to its period after that
