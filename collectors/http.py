@@ -18,13 +18,13 @@ import asyncio
 import socket
 import sys
 import weakref
-from collections.abc import AsyncIterable
-from typing import Any
+from collections.abc import AsyncIterable, Coroutine, Sequence
+from typing import Any, TypeVar
 
 import httpx
 
 from collectors.errors import ServerUnreachable, SpectopError
-from collectors.loopback import LoopbackTransport, page_target
+from collectors.loopback import Answer, LoopbackTransport, Sent, page_target
 from collectors.url_auth import ORIGIN_AUTH, has_credentials
 
 POLL_TIMEOUT = httpx.Timeout(3.0)
@@ -33,6 +33,7 @@ STREAM_TIMEOUT = httpx.Timeout(10.0, read=300.0)  # read: the longest silence be
 PAGE_MAX_BYTES = 8 << 20  # a server's /metrics or JSON page; the largest real ones are well under 1 MB
 PAGE_MAX_S = 10.0  # reading one page, all of it: a trickling page is as bad as a silent one
 RETRIED = (httpx.RemoteProtocolError, httpx.ReadError)  # a dropped kept-alive connection shows as these
+_T = TypeVar("_T")
 NOT_A_SERVER = "is --server an LLM server? spectop reads llama-server, vLLM and SGLang"
 
 
@@ -103,17 +104,71 @@ async def gather_reads(*reads: Any) -> list[Any]:
         raise
 
 
+async def get_pages(
+    client: httpx.AsyncClient,
+    urls: Sequence[str],
+    *,
+    max_bytes: int = PAGE_MAX_BYTES,
+    max_s: float = PAGE_MAX_S,
+) -> list[httpx.Response]:
+    """A poll's pages, as `gather_reads` of `get_page` each; but from a server on this machine every
+    request is written before any answer is read, each on a connection of its own: the server works
+    on them at once as before, and the poll makes no task per page. All of them are read within
+    `max_s`; a failing page closes the connections of those not yet read."""
+    loopback = _LOOPBACK.get(client)
+    if loopback is None or any(page_target(u, None) is None or has_credentials(u) for u in urls):
+        return await gather_reads(*(get_page(client, u, max_bytes=max_bytes, max_s=max_s) for u in urls))
+    reading = [urls[0]]  # the page being read, for a failure's message
+    return await _in_time(_read_pages(client, loopback, urls, max_bytes, reading), max_s, reading)
+
+
+async def _read_pages(
+    client: httpx.AsyncClient,
+    loopback: LoopbackTransport,
+    urls: Sequence[str],
+    max_bytes: int,
+    reading: list[str],
+) -> list[httpx.Response]:
+    sent: list[Sent] = []
+    pages: list[httpx.Response] = []
+    unread = 0  # sent[unread:] are not being read yet
+    try:
+        for url in urls:
+            reading[0] = url
+            one = await loopback.send(url, None, client.headers, POLL_TIMEOUT_S)
+            assert one is not None  # page_target said it is loopback's
+            sent.append(one)
+        for url, one in zip(urls, sent):
+            reading[0], unread = url, unread + 1
+            try:
+                pages.append(await _page_of(await loopback.answer(one, POLL_TIMEOUT_S), url, max_bytes))
+            except RETRIED:  # a kept-alive connection the server dropped mid-answer: once more, alone
+                pages.append(await _read_page(client, url, None, max_bytes))
+        return pages
+    except httpx.RequestError as exc:
+        exc.request = _failed_request(reading[0], None)
+        raise
+    finally:
+        for one in sent[unread:]:  # never read: the next request on them would read this answer
+            one.abandon()
+
+
 async def _bounded_page(
     client: httpx.AsyncClient, url: str, params: dict[str, str] | None, max_bytes: int, max_s: float
 ) -> httpx.Response:
+    return await _in_time(_read_page(client, url, params, max_bytes), max_s, [url])
+
+
+async def _in_time(read: Coroutine[Any, Any, _T], max_s: float, reading: list[str]) -> _T:
+    """`read` within `max_s`, or SpectopError naming the page `reading[0]` it was still reading."""
     try:
         if sys.version_info >= (3, 11):  # no task per page, as wait_for makes
             async with asyncio.timeout(max_s):
-                return await _read_page(client, url, params, max_bytes)
-        return await asyncio.wait_for(_read_page(client, url, params, max_bytes), max_s)
+                return await read
+        return await asyncio.wait_for(read, max_s)
     except asyncio.TimeoutError:
         raise SpectopError(
-            f"{url} was still sending its page after {max_s:g} s", f"{NOT_A_SERVER}; check its log"
+            f"{reading[0]} was still sending its page after {max_s:g} s", f"{NOT_A_SERVER}; check its log"
         ) from None
 
 
@@ -128,21 +183,31 @@ async def _read_page(
     try:
         answer = await loopback.open_answer(url, params, client.headers, POLL_TIMEOUT_S)
         assert answer is not None  # page_target said it is loopback's
-        if answer.encoded:  # compressed: httpx's decoders read it
-            opened = answer.response()
-            try:
-                return await _bounded_body(opened, url, max_bytes, None)
-            finally:
-                await opened.aclose()
-        try:
-            body = await _bounded(answer.stream, url, max_bytes)
-        finally:
-            await answer.stream.aclose()
-        headers = [(k, v) for k, v in answer.headers if k.lower() != b"content-length"]
-        return httpx.Response(answer.status, headers=headers, content=body)
-    except httpx.RequestError as exc:  # made only on failure, for describe(): it names the URL
-        exc.request = httpx.Request("GET", url, params=params, extensions={"timeout": POLL_TIMEOUT_S})
+        return await _page_of(answer, url, max_bytes)
+    except httpx.RequestError as exc:
+        exc.request = _failed_request(url, params)
         raise
+
+
+def _failed_request(url: str, params: dict[str, str] | None) -> httpx.Request:
+    """Made only on failure, for describe(): it names the URL."""
+    return httpx.Request("GET", url, params=params, extensions={"timeout": POLL_TIMEOUT_S})
+
+
+async def _page_of(answer: Answer, url: str, max_bytes: int) -> httpx.Response:
+    """A loopback answer read whole and bounded, as one httpx.Response."""
+    if answer.encoded:  # compressed: httpx's decoders read it
+        opened = answer.response()
+        try:
+            return await _bounded_body(opened, url, max_bytes, None)
+        finally:
+            await opened.aclose()
+    try:
+        body = await _bounded(answer.stream, url, max_bytes)
+    finally:
+        await answer.stream.aclose()
+    headers = [(k, v) for k, v in answer.headers if k.lower() != b"content-length"]
+    return httpx.Response(answer.status, headers=headers, content=body)
 
 
 async def _bounded(chunks: AsyncIterable[bytes], url: str, max_bytes: int) -> bytes:

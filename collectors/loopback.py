@@ -15,17 +15,26 @@ collectors/http.py tells them apart the same way.
 from __future__ import annotations
 
 import asyncio
-import sys
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import httpx
 
+from collectors.http_framing import (
+    READ_BYTES,
+    chunked,
+    empty,
+    length_of,
+    parse_head,
+    sized,
+    timed,
+    until_close,
+)
+
 IDLE_PER_ORIGIN = 8  # kept-alive connections kept per server: a poll reads a few pages at once
-READ_BYTES = 65536
-SIZED_PART_BYTES = 1 << 20  # a body with a length is handed on in parts of this, so its bound applies
 Origin = tuple[str, int]
 
 
@@ -66,6 +75,47 @@ class _Connection:
 
 
 @dataclass(frozen=True, slots=True)
+class Sent:
+    """A request written on `connection`, its answer not yet read."""
+
+    connection: _Connection
+    origin: Origin
+    head: bytes
+    reused: bool  # a kept-alive connection: the server may have closed it while idle
+
+    def abandon(self) -> None:
+        """Its answer will not be read: the connection cannot serve another request."""
+        self.connection.close()
+
+
+async def _put(sent: Sent, timeouts: dict[str, Any], request: httpx.Request | None) -> None:
+    writer = sent.connection.writer
+    with _failures(sent, request, "request not sent"):
+        writer.write(sent.head)
+        if writer.transport.get_write_buffer_size():  # a request is small: seldom
+            await timed(writer.drain(), timeouts.get("write"), httpx.WriteTimeout, request)
+
+
+@contextmanager
+def _failures(sent: Sent, request: httpx.Request | None, overrun: str) -> Iterator[None]:
+    """A failure writing or reading a head closes the connection and is httpx's; a kept-alive
+    connection that ended before any answer is `_Stale` (tried again on a new one)."""
+    try:
+        yield
+    except (asyncio.IncompleteReadError, ConnectionError) as exc:
+        sent.abandon()
+        if sent.reused and not getattr(exc, "partial", b""):
+            raise _Stale from exc
+        raise httpx.RemoteProtocolError(f"server disconnected: {exc}", request=request) from exc
+    except asyncio.LimitOverrunError as exc:
+        sent.abandon()
+        raise httpx.RemoteProtocolError(overrun, request=request) from exc
+    except BaseException:
+        sent.abandon()
+        raise
+
+
+@dataclass(frozen=True, slots=True)
 class Answer:
     """An answer's head, and its body as it arrives (read it whole, then `stream.aclose()`)."""
 
@@ -102,32 +152,51 @@ class LoopbackTransport(httpx.AsyncBaseTransport):
         answer = await self._send((url.host, url.port or 80), _head(lines), timeouts, request)
         return answer.response()
 
-    async def open_page(
-        self, url: str, params: Mapping[str, str] | None, headers: httpx.Headers, timeouts: dict[str, Any]
-    ) -> httpx.Response | None:
-        """A GET of a loopback http:// `url` sent here directly, without the client's own request
-        building (URL parsing, cookies, auth: most of what is left of a page read's cost); its
-        failures carry no request (the caller adds it). None for any other URL."""
-        answer = await self.open_answer(url, params, headers, timeouts)
-        return None if answer is None else answer.response()
-
     async def open_answer(
         self, url: str, params: Mapping[str, str] | None, headers: httpx.Headers, timeouts: dict[str, Any]
     ) -> Answer | None:
-        """As `open_page`, the answer not yet an httpx.Response: a poll reads its body straight from
-        `stream` and makes the one Response it keeps (a Response made here too, and its decoders
-        and chunkers walked, were a fifth of a page read's CPU)."""
+        """A GET of a loopback http:// `url` sent here directly, without the client's own request
+        building (URL parsing, cookies, auth: most of what is left of a page read's cost), its answer
+        not yet an httpx.Response: a poll reads its body straight from `stream` and makes the one
+        Response it keeps. Its failures carry no request (the caller adds it). None for any other URL."""
+        sent = await self.send(url, params, headers, timeouts)
+        return None if sent is None else await self.answer(sent, timeouts)
+
+    async def send(
+        self, url: str, params: Mapping[str, str] | None, headers: httpx.Headers, timeouts: dict[str, Any]
+    ) -> Sent | None:
+        """The first half of `open_answer`: the GET written on a connection of its own, its answer
+        left for `answer` (or the connection closed with `Sent.abandon`). A poll writes all its
+        requests before it reads: the server answers them at once, without a task per page."""
         target = page_target(url, params)
         if target is None:
             return None
         origin, host, path = target
         lines = [b"GET " + path + b" HTTP/1.1", b"Host: " + host]
         lines += [name + b": " + value for name, value in headers.raw if name.lower() != b"host"]
-        return await self._send(origin, _head(lines), timeouts, None)
+        return await self._write(origin, _head(lines), timeouts, None)
+
+    async def answer(
+        self, sent: Sent, timeouts: dict[str, Any], request: httpx.Request | None = None
+    ) -> Answer:
+        """The answer to `sent`'s request; a kept-alive connection the server had closed while idle
+        is tried once more, on a new one."""
+        try:
+            return await self._read_answer(sent, timeouts, request)
+        except _Stale:
+            connection = await _connect(sent.origin, request, timeouts.get("connect"))
+            again = Sent(connection, sent.origin, sent.head, reused=False)
+            await _put(again, timeouts, request)
+            return await self._read_answer(again, timeouts, request)
 
     async def _send(
         self, origin: Origin, head: bytes, timeouts: dict[str, Any], request: httpx.Request | None
     ) -> Answer:
+        return await self.answer(await self._write(origin, head, timeouts, request), timeouts, request)
+
+    async def _write(
+        self, origin: Origin, head: bytes, timeouts: dict[str, Any], request: httpx.Request | None
+    ) -> Sent:
         idle = self._idle.get(origin, [])
         loop = asyncio.get_running_loop()
         while idle:
@@ -137,51 +206,34 @@ class LoopbackTransport(httpx.AsyncBaseTransport):
             if kept.reader.at_eof() or kept.writer.is_closing():  # the server closed it meanwhile
                 kept.close()
                 continue
+            sent = Sent(kept, origin, head, reused=True)
             try:
-                return await self._exchange(kept, head, origin, timeouts, True, request)
+                await _put(sent, timeouts, request)
+                return sent
             except _Stale:
                 break  # closed by the server while idle: once more, on a new connection
-        connection = await _connect(origin, request, timeouts.get("connect"))
-        return await self._exchange(connection, head, origin, timeouts, False, request)
+        sent = Sent(await _connect(origin, request, timeouts.get("connect")), origin, head, reused=False)
+        await _put(sent, timeouts, request)
+        return sent
 
-    async def _exchange(
-        self,
-        connection: _Connection,
-        head_out: bytes,
-        origin: Origin,
-        timeouts: dict[str, Any],
-        reused: bool,
-        request: httpx.Request | None,
+    async def _read_answer(
+        self, sent: Sent, timeouts: dict[str, Any], request: httpx.Request | None
     ) -> Answer:
-        read_s = timeouts.get("read")
-        try:
-            connection.writer.write(head_out)
-            if connection.writer.transport.get_write_buffer_size():  # a request is small: seldom
-                await _timed(connection.writer.drain(), timeouts.get("write"), httpx.WriteTimeout, request)
-            head = await _timed(connection.reader.readuntil(b"\r\n\r\n"), read_s, httpx.ReadTimeout, request)
-        except (asyncio.IncompleteReadError, ConnectionError) as exc:
-            connection.close()
-            if reused and not getattr(exc, "partial", b""):
-                raise _Stale from exc
-            raise httpx.RemoteProtocolError(f"server disconnected: {exc}", request=request) from exc
-        except asyncio.LimitOverrunError as exc:
-            connection.close()
-            raise httpx.RemoteProtocolError("answer's header too long", request=request) from exc
-        except BaseException:
-            connection.close()
-            raise
-        version, status, reason, headers = _parse_head(head, request)
+        connection, read_s = sent.connection, timeouts.get("read")
+        with _failures(sent, request, "answer's header too long"):
+            head = await timed(connection.reader.readuntil(b"\r\n\r\n"), read_s, httpx.ReadTimeout, request)
+        version, status, reason, headers = parse_head(head, request)
         fields = {name.lower(): value for name, value in headers}
         keep_alive = version == b"HTTP/1.1" and fields.get(b"connection", b"").lower() != b"close"
         if status < 200 or status in (204, 304):
-            body: AsyncIterator[bytes] = _empty()
+            body: AsyncIterator[bytes] = empty()
         elif b"chunked" in fields.get(b"transfer-encoding", b"").lower():
-            body = _chunked(connection.reader, read_s, request)
+            body = chunked(connection.reader, read_s, request)
         elif b"content-length" in fields:
-            body = _sized(connection.reader, _length(fields[b"content-length"], request), read_s, request)
+            body = sized(connection.reader, length_of(fields[b"content-length"], request), read_s, request)
         else:
-            body, keep_alive = _until_close(connection.reader, read_s, request), False
-        stream = _Body(body, connection, self._idle.setdefault(origin, []) if keep_alive else None)
+            body, keep_alive = until_close(connection.reader, read_s, request), False
+        stream = _Body(body, connection, self._idle.setdefault(sent.origin, []) if keep_alive else None)
         return Answer(status, headers, stream, version, reason, b"content-encoding" in fields)
 
     async def aclose(self) -> None:
@@ -218,99 +270,9 @@ class _Body(httpx.AsyncByteStream):
 
 async def _connect(origin: Origin, request: httpx.Request | None, connect_s: float | None) -> _Connection:
     try:
-        reader, writer = await _timed(
+        reader, writer = await timed(
             asyncio.open_connection(*origin, limit=READ_BYTES), connect_s, httpx.ConnectTimeout, request
         )
     except OSError as exc:
         raise httpx.ConnectError(str(exc), request=request) from exc
     return _Connection(reader, writer)
-
-
-async def _timed(
-    awaitable: Any, seconds: float | None, error: type[httpx.TimeoutException], request: httpx.Request | None
-) -> Any:
-    # asyncio.timeout, not wait_for: a wait_for inside the caller's own (get_page's bound on the
-    # whole page) can swallow its cancellation when both end together, and a trickling page is
-    # then never cut off (Python 3.11); it also makes no task per read
-    try:
-        if sys.version_info >= (3, 11):
-            async with asyncio.timeout(seconds):
-                return await awaitable
-        return await asyncio.wait_for(awaitable, seconds)
-    except asyncio.TimeoutError:
-        raise error(f"no answer within {seconds} s", request=request) from None
-
-
-def _parse_head(
-    head: bytes, request: httpx.Request | None
-) -> tuple[bytes, int, bytes, list[tuple[bytes, bytes]]]:
-    status_line, *header_lines = head[:-4].split(b"\r\n")
-    parts = status_line.split(b" ", 2)
-    if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
-        raise httpx.RemoteProtocolError(f"not an HTTP answer: {status_line[:80]!r}", request=request)
-    headers = []
-    for line in header_lines:
-        name, sep, value = line.partition(b":")
-        if not sep or not name.strip():
-            raise httpx.RemoteProtocolError(f"a broken header line: {line[:80]!r}", request=request)
-        headers.append((name.strip(), value.strip()))
-    return parts[0], int(parts[1]), parts[2] if len(parts) > 2 else b"", headers
-
-
-def _length(value: bytes, request: httpx.Request | None) -> int:
-    if not value.strip().isdigit():
-        raise httpx.RemoteProtocolError(f"a broken Content-Length: {value[:40]!r}", request=request)
-    return int(value)
-
-
-async def _empty() -> AsyncIterator[bytes]:
-    return
-    yield b""  # an async generator that yields nothing
-
-
-async def _read(awaitable: Any, read_s: float | None, request: httpx.Request | None) -> Any:
-    """A read of the body, its failures as httpx's."""
-    try:
-        return await _timed(awaitable, read_s, httpx.ReadTimeout, request)
-    except asyncio.IncompleteReadError as exc:
-        raise httpx.RemoteProtocolError(
-            "peer closed connection without sending complete message body", request=request
-        ) from exc
-    except asyncio.LimitOverrunError as exc:
-        raise httpx.RemoteProtocolError("a line of the answer is too long", request=request) from exc
-    except ConnectionError as exc:
-        raise httpx.ReadError(str(exc) or type(exc).__name__, request=request) from exc
-
-
-async def _sized(
-    reader: asyncio.StreamReader, left: int, read_s: float | None, request: httpx.Request | None
-) -> AsyncIterator[bytes]:
-    while left > 0:  # a page in one read (each read is a task and a timer); a huge one in parts
-        chunk = await _read(reader.readexactly(min(left, SIZED_PART_BYTES)), read_s, request)
-        left -= len(chunk)
-        yield chunk
-
-
-async def _chunked(
-    reader: asyncio.StreamReader, read_s: float | None, request: httpx.Request | None
-) -> AsyncIterator[bytes]:
-    while True:
-        size = (await _read(reader.readuntil(b"\r\n"), read_s, request)).split(b";", 1)[0].strip()
-        try:
-            left = int(size, 16)
-        except ValueError:
-            raise httpx.RemoteProtocolError(f"a broken chunk size: {size[:40]!r}", request=request) from None
-        if left == 0:
-            while await _read(reader.readuntil(b"\r\n"), read_s, request) != b"\r\n":
-                pass  # trailers
-            return
-        async for chunk in _sized(reader, left, read_s, request):
-            yield chunk
-        await _read(reader.readexactly(2), read_s, request)
-
-
-async def _until_close(
-    reader: asyncio.StreamReader, read_s: float | None, request: httpx.Request | None
-) -> AsyncIterator[bytes]:
-    while chunk := await _read(reader.read(READ_BYTES), read_s, request):
-        yield chunk

@@ -23,7 +23,7 @@ import httpx
 
 from collectors import promtext
 from collectors.errors import ServerUnreachable, SpectopError
-from collectors.http import describe, get_page, make_client
+from collectors.http import describe, get_page, get_pages, make_client
 from collectors.servers.advice import DialectAdvice
 from collectors.servers.answers import error_snapshot, metrics_text, parse_metrics, read_metrics
 from collectors.servers.schedule_form import DialectSchedule
@@ -174,6 +174,10 @@ class ServerCollector(DialectWire, DialectAdvice, DialectSchedule):
     async def get(self, path: str, params: dict[str, str] | None = None) -> httpx.Response:
         """One bounded GET of `path` (collectors/http.py `get_page`)."""
         return await get_page(self._client, self.url + path, params)
+
+    async def get_all(self, *paths: str) -> list[httpx.Response]:
+        """The pages at `paths`, read together (collectors/http.py `get_pages`)."""
+        return await get_pages(self._client, [self.url + path for path in paths])
 
     async def scrape(self) -> dict[str, list[promtext.Sample]] | None:
         """/metrics parsed now; None when unreachable, not HTTP 200, or not a metrics page."""

@@ -26,7 +26,6 @@ import httpx
 from collectors import promtext
 from collectors.energy import ledger
 from collectors.errors import SpectopError
-from collectors.http import gather_reads
 from collectors.servers import rounding
 from collectors.servers.answers import json_with
 from collectors.servers.base import (
@@ -248,10 +247,9 @@ class LlamaCppCollector(LlamaCppWire, LlamaCppAdvice, LlamaCppSchedule, ServerCo
         t_s = time.monotonic()
         get = self.get
         try:
-            reads = [get("/slots"), get("/metrics")]
-            if self.identity_due():
-                reads.append(get("/props"))
-            slots, metrics, *props = await gather_reads(*reads)
+            slots, metrics, *props = await self.get_all(
+                "/slots", "/metrics", *(("/props",) if self.identity_due() else ())
+            )
             health = await get("/health") if slots.status_code != 200 else None
             again = await get("/metrics") if metrics.status_code == 200 else metrics
         except httpx.HTTPError as exc:

@@ -258,9 +258,8 @@ class SglangCollector(SglangWire, SglangAdvice, SglangSchedule, ServerCollector)
         """One raw poll; /server_info and /v1/models are read on the first poll, after a restart
         and every `IDENTITY_POLLS` polls."""
         t_s = time.monotonic()
-        get = self.get
         try:
-            health, loads, metrics = await gather_reads(get("/health"), get("/v1/loads"), get("/metrics"))
+            health, loads, metrics = await self.get_all("/health", "/v1/loads", "/metrics")
             if self.identity_due():
                 self._identity = await self._identify()
         except httpx.HTTPError as exc:

@@ -260,7 +260,7 @@ class VllmCollector(VllmWire, VllmAdvice, VllmSchedule, ServerCollector):
         t_s = time.monotonic()
         get = self.get
         try:
-            health, metrics = await gather_reads(get("/health"), get("/metrics"))
+            health, metrics = await self.get_all("/health", "/metrics")
             if self._identity is None:
                 version, models, info = await gather_reads(
                     get("/version"), get("/v1/models"), get("/server_info", params={"config_format": "json"})
