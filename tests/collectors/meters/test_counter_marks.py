@@ -186,3 +186,20 @@ def test_while_polls_mark_a_counter_its_schedule_wakes_only_to_cover_a_stall():
     after = [r.t_s for r in sampler.readings() if r.t_s > marks_end_s + period_s / 2]
     assert after and after[0] - marks_end_s <= (MARKED_WAKE_PERIODS + 1.5) * period_s, after
     assert len(after) >= 2  # and keeps to its period after that
+
+
+def test_a_sweeps_estimate_keeps_its_ten_hz_schedule_through_a_mark():
+    # the estimate's model is cubic in the load: in a sweep every tenth of a second read counts
+    # (it is read on its schedule, not on marks), so a point's mark does not put the schedule to
+    # sleep as a watcher's polls put a counter's
+    meter = EstimateMeter(tdp_w=100.0, cpu_times=lambda: CpuTimes(*(time.monotonic() / 2,) * 2), threads=2)
+    sampler = Sampler(meter).start()  # a sweep's: default_rate_hz, 10 Hz
+    try:
+        time.sleep(0.15)
+        marked = sampler.mark()
+        time.sleep(0.6)
+    finally:
+        sampler.stop()
+    assert marked is not None and not sampler.reads_on_marks
+    after = [r.t_s for r in sampler.readings() if r.t_s > marked.t_s]
+    assert len(after) >= 4, after  # about 6 in 0.6 s, not one at the mark + 5 periods
