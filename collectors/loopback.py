@@ -90,16 +90,26 @@ class Sent:
 
 async def _put(sent: Sent, timeouts: dict[str, Any], request: httpx.Request | None) -> None:
     writer = sent.connection.writer
-    with _failures(sent, request, "request not sent"):
+    with _failures(sent, request):
         writer.write(sent.head)
         if writer.transport.get_write_buffer_size():  # a request is small: seldom
             await timed(writer.drain(), timeouts.get("write"), httpx.WriteTimeout, request)
 
 
+async def _fresh(
+    origin: Origin, head: bytes, timeouts: dict[str, Any], request: httpx.Request | None
+) -> Sent:
+    """`head` written on a new connection to `origin`."""
+    sent = Sent(await _connect(origin, request, timeouts.get("connect")), origin, head, reused=False)
+    await _put(sent, timeouts, request)
+    return sent
+
+
 @contextmanager
-def _failures(sent: Sent, request: httpx.Request | None, overrun: str) -> Iterator[None]:
-    """A failure writing or reading a head closes the connection and is httpx's; a kept-alive
-    connection that ended before any answer is `_Stale` (tried again on a new one)."""
+def _failures(sent: Sent, request: httpx.Request | None) -> Iterator[None]:
+    """A failure writing a request or reading an answer's head closes the connection and is
+    httpx's; a kept-alive connection that ended before any answer is `_Stale` (tried again on a
+    new one)."""
     try:
         yield
     except (asyncio.IncompleteReadError, ConnectionError) as exc:
@@ -109,7 +119,7 @@ def _failures(sent: Sent, request: httpx.Request | None, overrun: str) -> Iterat
         raise httpx.RemoteProtocolError(f"server disconnected: {exc}", request=request) from exc
     except asyncio.LimitOverrunError as exc:
         sent.abandon()
-        raise httpx.RemoteProtocolError(overrun, request=request) from exc
+        raise httpx.RemoteProtocolError("answer's header too long", request=request) from exc
     except BaseException:
         sent.abandon()
         raise
@@ -184,9 +194,7 @@ class LoopbackTransport(httpx.AsyncBaseTransport):
         try:
             return await self._read_answer(sent, timeouts, request)
         except _Stale:
-            connection = await _connect(sent.origin, request, timeouts.get("connect"))
-            again = Sent(connection, sent.origin, sent.head, reused=False)
-            await _put(again, timeouts, request)
+            again = await _fresh(sent.origin, sent.head, timeouts, request)
             return await self._read_answer(again, timeouts, request)
 
     async def _send(
@@ -212,17 +220,15 @@ class LoopbackTransport(httpx.AsyncBaseTransport):
                 return sent
             except _Stale:
                 break  # closed by the server while idle: once more, on a new connection
-        sent = Sent(await _connect(origin, request, timeouts.get("connect")), origin, head, reused=False)
-        await _put(sent, timeouts, request)
-        return sent
+        return await _fresh(origin, head, timeouts, request)
 
     async def _read_answer(
         self, sent: Sent, timeouts: dict[str, Any], request: httpx.Request | None
     ) -> Answer:
         connection, read_s = sent.connection, timeouts.get("read")
-        with _failures(sent, request, "answer's header too long"):
+        with _failures(sent, request):
             head = await timed(connection.reader.readuntil(b"\r\n\r\n"), read_s, httpx.ReadTimeout, request)
-        version, status, reason, headers = parse_head(head, request)
+            version, status, reason, headers = parse_head(head, request)  # a broken head closes it too
         fields = {name.lower(): value for name, value in headers}
         keep_alive = version == b"HTTP/1.1" and fields.get(b"connection", b"").lower() != b"close"
         if status < 200 or status in (204, 304):

@@ -5,7 +5,9 @@ with a length, chunked ones, one closed after its answer, one read until the ser
 from __future__ import annotations
 
 import asyncio
+import gc
 import gzip
+import warnings
 
 import httpx
 import pytest
@@ -183,3 +185,18 @@ async def test_a_compressed_page_is_decoded_and_a_page_over_the_bound_is_refused
     assert zipped.headers.get("content-length") == str(len(page))  # of the body as read, decoded
     assert "content-encoding" not in zipped.headers
     assert server.connections == 1  # a refused page's connection may go; the two read whole kept it
+
+
+async def test_an_answer_that_is_not_http_says_so_and_its_connection_is_closed():
+    # closed here, not left to the garbage collector (which says so with a ResourceWarning)
+    gc.collect()  # what earlier tests left is collected before, not in, this one's count
+    async with PageServer([b"SSH-2.0-OpenSSH_9.6\r\n\r\n"]) as url, make_client() as client:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with pytest.raises(httpx.RemoteProtocolError) as failed:
+                await get_page(client, url + "/metrics")
+            said = str(failed.value)
+            del failed  # its traceback holds the connection
+            gc.collect()
+    assert said.startswith("not an HTTP answer: b'SSH-2.0-OpenSSH_9.6'")
+    assert not [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
